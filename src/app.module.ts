@@ -1,0 +1,25 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AdminModule } from './admin/admin.module';
+import { ChatModule } from './chat/chat.module';
+import { CatalogModule } from './catalog/catalog.module';
+import { SettingsModule } from './common/settings.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import type { GatewayOptions } from './gateway-options';
+
+@Module({})
+export class AppModule {
+  static forRoot(options: GatewayOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        SettingsModule.forRoot(options),
+        DatabaseModule.forRoot(options.database),
+        CatalogModule,
+        ChatModule,
+        HealthModule,
+        AdminModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,87 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiKeyRepository } from './api-key.repository';
+import { Clock } from './clock';
+import { sha256Hex } from './key-hash';
+import type { Principal } from './principal';
+import { GatewayError } from '../common/gateway-error';
+
+export interface KeyCacheSettings {
+  /** How long a found key is trusted without asking the database again. */
+  ttlMs: number;
+  /** How long an unknown key stays unknown (kept short: a new key should work soon). */
+  negativeTtlMs: number;
+}
+export const KEY_CACHE_SETTINGS = Symbol('KEY_CACHE_SETTINGS');
+
+interface CacheEntry {
+  principal: Principal | null;
+  loadedAt: number;
+}
+
+const MAX_ENTRIES = 100_000;
+
+/**
+ * Turns a presented key into a principal. Keys are looked up by SHA-256 and cached in-process
+ * for a short TTL, so a disabled or deleted key stops working within that TTL on every
+ * replica; concurrent misses for one key share one database read.
+ */
+@Injectable()
+export class KeyService {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly loading = new Map<string, Promise<Principal | null>>();
+
+  constructor(
+    private readonly repository: ApiKeyRepository,
+    private readonly clock: Clock,
+    @Inject(KEY_CACHE_SETTINGS) private readonly settings: KeyCacheSettings,
+  ) {}
+
+  /** Resolves a plaintext key, or throws 401 `invalid_api_key`. */
+  async authenticate(plaintext: string): Promise<Principal> {
+    const principal = await this.lookup(sha256Hex(plaintext));
+    if (!principal) throw new GatewayError('invalid_api_key', 'The API key is not valid.');
+    if (!principal.enabled) throw new GatewayError('invalid_api_key', 'The API key is disabled.');
+    if (principal.expiresAt && principal.expiresAt.getTime() <= this.clock.now()) {
+      throw new GatewayError('invalid_api_key', 'The API key has expired.');
+    }
+    return principal;
+  }
+
+  /** Forgets cached entries (after this replica changed keys itself). */
+  invalidate(keySha256?: string): void {
+    if (keySha256) this.cache.delete(keySha256);
+    else this.cache.clear();
+  }
+
+  private lookup(keySha256: string): Promise<Principal | null> {
+    const entry = this.cache.get(keySha256);
+    if (entry && this.isFresh(entry)) return Promise.resolve(entry.principal);
+    let pending = this.loading.get(keySha256);
+    if (!pending) {
+      pending = this.load(keySha256);
+      this.loading.set(keySha256, pending);
+    }
+    return pending;
+  }
+
+  private async load(keySha256: string): Promise<Principal | null> {
+    try {
+      const principal = await this.repository.findPrincipal(keySha256);
+      if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
+      this.cache.set(keySha256, { principal, loadedAt: this.clock.now() });
+      return principal;
+    } catch {
+      // The database is away: a key seen before keeps working on its last known state.
+      const stale = this.cache.get(keySha256);
+      if (stale) return stale.principal;
+      throw new GatewayError('service_unavailable', 'The gateway cannot verify API keys right now; retry shortly.', 1);
+    } finally {
+      this.loading.delete(keySha256);
+    }
+  }
+
+  private isFresh(entry: CacheEntry): boolean {
+    const ttl = entry.principal ? this.settings.ttlMs : this.settings.negativeTtlMs;
+    return this.clock.now() - entry.loadedAt < ttl;
+  }
+}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { MeteringModule } from '../metering/metering.module';
+import { CatalogService } from './catalog.service';
+import { ModelAccessGuard } from './model-access.guard';
+import { ModelsController } from './models.controller';
+
+@Module({
+  imports: [AuthModule, MeteringModule],
+  controllers: [ModelsController],
+  providers: [CatalogService, ModelAccessGuard],
+  exports: [CatalogService, ModelAccessGuard, AuthModule, MeteringModule],
+})
+export class CatalogModule {}

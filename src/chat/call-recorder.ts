@@ -1,0 +1,46 @@
+import { performance } from 'node:perf_hooks';
+import type { FastifyRequest } from 'fastify';
+import type { UsageDraft } from '../metering/usage-draft';
+import type { UsageFigures } from '../metering/usage-figures';
+import { costOf } from '../metering/pricing';
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]{1,128}$/;
+
+/** SPEC.md: kept only when it has at most 128 printable ASCII characters; otherwise ignored. */
+export function clientRequestIdOf(request: FastifyRequest): string | null {
+  const value = request.headers['x-client-request-id'];
+  return typeof value === 'string' && PRINTABLE_ASCII.test(value) ? value : null;
+}
+
+export interface CallOutcome {
+  status: number;
+  line: string | null;
+  errorCode: string | null;
+  figures: UsageFigures | undefined;
+  upstreamHeadersMs: number | null;
+  translatedTo?: string | null;
+}
+
+/** Builds the usage record of a forwarded call from what the request path learnt. */
+export function usageDraftOf(request: FastifyRequest, interfaceName: string, outcome: CallOutcome): UsageDraft {
+  const call = request.call!;
+  const principal = request.principal!;
+  return {
+    requestId: request.id,
+    clientRequestId: clientRequestIdOf(request),
+    keyId: principal.keyId,
+    ownerId: principal.ownerId,
+    model: call.model.id,
+    interface: interfaceName,
+    line: outcome.line,
+    translatedTo: outcome.translatedTo ?? null,
+    status: outcome.status,
+    errorCode: outcome.errorCode,
+    stream: call.stream,
+    usage: outcome.figures,
+    costNano: costOf(outcome.figures, call.model.prices),
+    startedAt: new Date(Date.now() - (performance.now() - request.startedAt)),
+    durationMs: Math.round(performance.now() - request.startedAt),
+    upstreamHeadersMs: outcome.upstreamHeadersMs === null ? null : Math.round(outcome.upstreamHeadersMs),
+  };
+}

@@ -1,0 +1,55 @@
+import { Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import { Entry } from '../catalog/entry.decorator';
+import { ModelAccessGuard } from '../catalog/model-access.guard';
+import { NativeCallService } from './native-call.service';
+import {
+  CHAT_COMPLETIONS_ROUTE,
+  COUNT_TOKENS_ROUTE,
+  EMBEDDINGS_ROUTE,
+  MESSAGES_ROUTE,
+  RESPONSES_ROUTE,
+} from './native-route';
+
+/** The text entry points. Guards authenticate and admit; the service forwards. */
+@Controller('v1')
+@UseGuards(ApiKeyGuard, ModelAccessGuard)
+export class ChatController {
+  constructor(private readonly native: NativeCallService) {}
+
+  @Post('chat/completions')
+  @HttpCode(200)
+  @Entry('chat_completions')
+  chatCompletions(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.native.forward(request, reply, CHAT_COMPLETIONS_ROUTE);
+  }
+
+  @Post('responses')
+  @HttpCode(200)
+  @Entry('responses')
+  responses(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.native.forward(request, reply, RESPONSES_ROUTE);
+  }
+
+  @Post('messages')
+  @HttpCode(200)
+  @Entry('messages')
+  messages(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.native.forward(request, reply, MESSAGES_ROUTE);
+  }
+
+  @Post('messages/count_tokens')
+  @HttpCode(200)
+  @Entry('messages')
+  countTokens(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.native.forward(request, reply, COUNT_TOKENS_ROUTE);
+  }
+
+  @Post('embeddings')
+  @HttpCode(200)
+  @Entry('embeddings')
+  embeddings(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.native.forward(request, reply, EMBEDDINGS_ROUTE);
+  }
+}

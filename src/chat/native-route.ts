@@ -1,0 +1,73 @@
+import type { AdmittedCall } from '../common/request-state';
+import { readValue, spliceFields } from '../common/json-scan';
+import { ChatMeter, EmbeddingsMeter, MessagesMeter, ResponseMeter, ResponsesMeter, UnbilledMeter } from './response-meter';
+
+/** How one entry point is forwarded natively: where to, with which body, metered how. */
+export interface NativeRoute {
+  /** The interface name in usage records. */
+  name: string;
+  upstreamPath: string;
+  /** The body sent upstream: the client's bytes with only `model` (and usage options) changed. */
+  upstreamBody(call: AdmittedCall): Buffer;
+  meter(call: AdmittedCall): ResponseMeter;
+}
+
+function replaceModel(call: AdmittedCall, extra?: Map<string, string>, additions?: Array<[string, string]>): Buffer {
+  const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)], ...(extra ?? [])]);
+  return spliceFields(call.body, call.fields, replacements, additions);
+}
+
+function streamOptions(call: AdmittedCall): Record<string, unknown> | undefined {
+  const field = call.fields.get('stream_options');
+  if (!field) return undefined;
+  const value = readValue(call.body, field);
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function clientWantsUsageChunk(call: AdmittedCall): boolean {
+  return call.stream && streamOptions(call)?.include_usage === true;
+}
+
+/**
+ * Chat-completions: streaming requests get `stream_options.include_usage` switched on so the
+ * stream can be metered (SPEC.md Native forwarding 2).
+ */
+export const CHAT_COMPLETIONS_ROUTE: NativeRoute = {
+  name: 'chat_completions',
+  upstreamPath: '/v1/chat/completions',
+  upstreamBody(call) {
+    if (!call.stream || clientWantsUsageChunk(call)) return replaceModel(call);
+    const options = JSON.stringify({ ...streamOptions(call), include_usage: true });
+    if (call.fields.has('stream_options')) return replaceModel(call, new Map([['stream_options', options]]));
+    return replaceModel(call, undefined, [['stream_options', options]]);
+  },
+  meter: (call) => new ChatMeter(clientWantsUsageChunk(call)),
+};
+
+export const RESPONSES_ROUTE: NativeRoute = {
+  name: 'responses',
+  upstreamPath: '/v1/responses',
+  upstreamBody: (call) => replaceModel(call),
+  meter: () => new ResponsesMeter(),
+};
+
+export const MESSAGES_ROUTE: NativeRoute = {
+  name: 'messages',
+  upstreamPath: '/v1/messages',
+  upstreamBody: (call) => replaceModel(call),
+  meter: () => new MessagesMeter(),
+};
+
+export const COUNT_TOKENS_ROUTE: NativeRoute = {
+  name: 'count_tokens',
+  upstreamPath: '/v1/messages/count_tokens',
+  upstreamBody: (call) => replaceModel(call),
+  meter: () => new UnbilledMeter(),
+};
+
+export const EMBEDDINGS_ROUTE: NativeRoute = {
+  name: 'embeddings',
+  upstreamPath: '/v1/embeddings',
+  upstreamBody: (call) => replaceModel(call),
+  meter: () => new EmbeddingsMeter(),
+};

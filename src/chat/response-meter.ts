@@ -1,0 +1,154 @@
+import { parseSseEvent } from '../translation/sse/decode-sse';
+import {
+  chatUsageFigures,
+  embeddingsUsageFigures,
+  messagesUsageFigures,
+  responsesUsageFigures,
+  UsageFigures,
+} from '../metering/usage-figures';
+
+/**
+ * Reads the usage out of a native answer while it passes through. Only events that can carry
+ * usage are parsed; every other event is passed on without being decoded.
+ */
+export interface ResponseMeter {
+  /** A complete JSON answer with status 2xx. */
+  readJson(body: Buffer): void;
+  /** One complete SSE event as received; returns false to keep it from the client. */
+  readEvent(raw: Buffer): boolean;
+  figures(): UsageFigures | undefined;
+}
+
+const USAGE_KEY = Buffer.from('"usage"');
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function field(value: unknown, key: string): unknown {
+  return value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+function eventData(raw: Buffer): unknown {
+  const event = parseSseEvent(raw);
+  return event ? parseJson(event.data) : undefined;
+}
+
+/**
+ * Chat-completions: usage comes in the final chunk (`choices: []`) that the gateway asked for
+ * with `stream_options.include_usage`; a client that did not ask for it does not get it.
+ */
+export class ChatMeter implements ResponseMeter {
+  private usage: UsageFigures | undefined;
+
+  constructor(private readonly clientWantsUsageChunk: boolean) {}
+
+  readJson(body: Buffer): void {
+    this.usage = chatUsageFigures(field(parseJson(body.toString('utf8')), 'usage')) ?? this.usage;
+  }
+
+  readEvent(raw: Buffer): boolean {
+    if (raw.indexOf(USAGE_KEY) === -1) return true;
+    const chunk = eventData(raw);
+    const usage = field(chunk, 'usage');
+    if (!usage || typeof usage !== 'object') return true;
+    this.usage = chatUsageFigures(usage) ?? this.usage;
+    const choices = field(chunk, 'choices');
+    const isUsageChunk = Array.isArray(choices) && choices.length === 0;
+    return this.clientWantsUsageChunk || !isUsageChunk;
+  }
+
+  figures(): UsageFigures | undefined {
+    return this.usage;
+  }
+}
+
+const RESPONSE_FINAL_EVENTS = [
+  Buffer.from('response.completed'),
+  Buffer.from('response.incomplete'),
+  Buffer.from('response.failed'),
+];
+
+/** Responses: usage is on the response object of the final event. */
+export class ResponsesMeter implements ResponseMeter {
+  private usage: UsageFigures | undefined;
+
+  readJson(body: Buffer): void {
+    this.usage = responsesUsageFigures(field(parseJson(body.toString('utf8')), 'usage')) ?? this.usage;
+  }
+
+  readEvent(raw: Buffer): boolean {
+    if (!RESPONSE_FINAL_EVENTS.some((name) => raw.indexOf(name) !== -1)) return true;
+    const usage = field(field(eventData(raw), 'response'), 'usage');
+    this.usage = responsesUsageFigures(usage) ?? this.usage;
+    return true;
+  }
+
+  figures(): UsageFigures | undefined {
+    return this.usage;
+  }
+}
+
+const MESSAGE_START = Buffer.from('message_start');
+const MESSAGE_DELTA = Buffer.from('message_delta');
+
+/**
+ * Messages: `message_start` carries the input usage, each `message_delta` cumulative totals
+ * that overwrite the figures they name.
+ */
+export class MessagesMeter implements ResponseMeter {
+  private usage: Record<string, unknown> | undefined;
+
+  readJson(body: Buffer): void {
+    const usage = field(parseJson(body.toString('utf8')), 'usage');
+    if (usage && typeof usage === 'object') this.usage = { ...(usage as Record<string, unknown>) };
+  }
+
+  readEvent(raw: Buffer): boolean {
+    const isStart = raw.indexOf(MESSAGE_START) !== -1;
+    if (!isStart && raw.indexOf(MESSAGE_DELTA) === -1) return true;
+    const data = eventData(raw);
+    const usage = isStart ? field(field(data, 'message'), 'usage') : field(data, 'usage');
+    if (usage && typeof usage === 'object') {
+      for (const [name, value] of Object.entries(usage as Record<string, unknown>)) {
+        if (value !== null && value !== undefined) this.usage = { ...this.usage, [name]: value };
+      }
+    }
+    return true;
+  }
+
+  figures(): UsageFigures | undefined {
+    return this.usage ? messagesUsageFigures(this.usage) : undefined;
+  }
+}
+
+export class EmbeddingsMeter implements ResponseMeter {
+  private usage: UsageFigures | undefined;
+
+  readJson(body: Buffer): void {
+    this.usage = embeddingsUsageFigures(field(parseJson(body.toString('utf8')), 'usage'));
+  }
+
+  readEvent(): boolean {
+    return true;
+  }
+
+  figures(): UsageFigures | undefined {
+    return this.usage;
+  }
+}
+
+/** count_tokens is forwarded and recorded, never billed. */
+export class UnbilledMeter implements ResponseMeter {
+  readJson(): void {}
+  readEvent(): boolean {
+    return true;
+  }
+  figures(): UsageFigures | undefined {
+    return undefined;
+  }
+}

@@ -1,0 +1,199 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayNotEmpty,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Min,
+  ValidateNested,
+  ValidationArguments,
+} from 'class-validator';
+import { INTERFACE_NAMES, OwnerKind, UPSTREAM_AUTH_STYLES } from './gateway-config';
+
+/**
+ * The YAML file exactly as written (DESIGN.md section 3, snake_case). Messages are bare
+ * ("must be ...") because the loader prefixes each with the YAML path of the field.
+ * Rules that need more than one field (references, duplicates, money) live in the loader.
+ * The loader validates with stopAtFirstError, and the bottom decorator of a field runs first,
+ * so `@IsDefined` and then the type check (`@IsArray`) sit at the bottom to be the one reported for a wrong type.
+ */
+
+export const OWNER_KINDS: readonly OwnerKind[] = ['project', 'member'];
+
+const REQUIRED = { message: 'is required' };
+const NON_EMPTY_STRING = { message: 'must be a non-empty string' };
+const POSITIVE_INTEGER = { message: 'must be a positive integer' };
+const BOOLEAN = { message: 'must be true or false' };
+const LIST = { message: 'must be a list' };
+const NON_EMPTY_LIST = { message: 'must not be empty' };
+const MAPPING = { message: 'must be a mapping' };
+const EACH_NON_EMPTY_STRING = { each: true, message: 'must list non-empty strings' };
+
+/** Names the entries that are not allowed, which a fixed message could not. */
+function oneOf(allowed: readonly string[], what: string) {
+  return (args: ValidationArguments): string => {
+    const values: unknown[] = Array.isArray(args.value) ? args.value : [args.value];
+    const unknown = values.filter((value) => !allowed.includes(value as string));
+    const listed = unknown.map((value) => JSON.stringify(value)).join(', ');
+    return `unknown ${what} ${listed} (expected one of: ${allowed.join(', ')})`;
+  };
+}
+
+export class UpstreamConfigDto {
+  @IsString(NON_EMPTY_STRING)
+  @IsNotEmpty(NON_EMPTY_STRING)
+  @IsDefined(REQUIRED)
+  id!: string;
+
+  @IsString(NON_EMPTY_STRING)
+  @IsNotEmpty(NON_EMPTY_STRING)
+  @IsDefined(REQUIRED)
+  base_url!: string;
+
+  @IsString(NON_EMPTY_STRING)
+  @IsNotEmpty(NON_EMPTY_STRING)
+  @IsDefined(REQUIRED)
+  api_key!: string;
+
+  @IsOptional()
+  @IsIn(UPSTREAM_AUTH_STYLES, { message: oneOf(UPSTREAM_AUTH_STYLES, 'auth style') })
+  auth?: string;
+
+  @IsOptional()
+  @IsInt(POSITIVE_INTEGER)
+  @Min(1, POSITIVE_INTEGER)
+  max_concurrency?: number;
+
+  @IsOptional()
+  @IsInt(POSITIVE_INTEGER)
+  @Min(1, POSITIVE_INTEGER)
+  timeout_ms?: number;
+}
+
+export class CapabilitiesConfigDto {
+  @IsOptional()
+  @IsBoolean(BOOLEAN)
+  image_input?: boolean;
+}
+
+export class ModelConfigDto {
+  @IsString(NON_EMPTY_STRING)
+  @IsNotEmpty(NON_EMPTY_STRING)
+  @IsDefined(REQUIRED)
+  id!: string;
+
+  @IsString(NON_EMPTY_STRING)
+  @IsNotEmpty(NON_EMPTY_STRING)
+  @IsDefined(REQUIRED)
+  upstream_model!: string;
+
+  @IsIn(INTERFACE_NAMES, { each: true, message: oneOf(INTERFACE_NAMES, 'interface') })
+  @ArrayNotEmpty(NON_EMPTY_LIST)
+  @IsArray(LIST)
+  @IsDefined(REQUIRED)
+  interfaces!: string[];
+
+  @IsNotEmpty(EACH_NON_EMPTY_STRING)
+  @IsString(EACH_NON_EMPTY_STRING)
+  @ArrayNotEmpty(NON_EMPTY_LIST)
+  @IsArray(LIST)
+  @IsDefined(REQUIRED)
+  lines!: string[];
+
+  @IsOptional()
+  @IsObject(MAPPING)
+  @ValidateNested(MAPPING)
+  @Type(() => CapabilitiesConfigDto)
+  capabilities?: CapabilitiesConfigDto;
+
+  @IsOptional()
+  @IsInt(POSITIVE_INTEGER)
+  @Min(1, POSITIVE_INTEGER)
+  max_tokens?: number;
+
+  /** Figure name to price; names and amounts are checked by the loader (prices.ts, money.ts). */
+  @IsOptional()
+  @IsObject(MAPPING)
+  prices?: Record<string, unknown>;
+}
+
+export class OwnerConfigDto {
+  @IsString(NON_EMPTY_STRING)
+  @IsNotEmpty(NON_EMPTY_STRING)
+  @IsDefined(REQUIRED)
+  id!: string;
+
+  @IsIn(OWNER_KINDS, { message: oneOf(OWNER_KINDS, 'owner kind') })
+  @IsDefined(REQUIRED)
+  kind!: string;
+
+  /** Currency units; the loader converts it exactly (money.ts). */
+  @IsOptional()
+  budget?: unknown;
+}
+
+export class KeyConfigDto {
+  @IsOptional()
+  @IsString(NON_EMPTY_STRING)
+  @IsNotEmpty(NON_EMPTY_STRING)
+  key?: string;
+
+  @IsOptional()
+  @IsString({ message: 'must be 64 hexadecimal characters' })
+  @Matches(/^[0-9a-fA-F]{64}$/, { message: 'must be 64 hexadecimal characters' })
+  key_sha256?: string;
+
+  @IsString(NON_EMPTY_STRING)
+  @IsNotEmpty(NON_EMPTY_STRING)
+  @IsDefined(REQUIRED)
+  owner!: string;
+
+  @IsNotEmpty(EACH_NON_EMPTY_STRING)
+  @IsString(EACH_NON_EMPTY_STRING)
+  @ArrayNotEmpty(NON_EMPTY_LIST)
+  @IsArray(LIST)
+  @IsDefined(REQUIRED)
+  models!: string[];
+
+  @IsOptional()
+  @IsBoolean(BOOLEAN)
+  enabled?: boolean;
+
+  /** The loader checks the ISO 8601 form, along with the zone it requires. */
+  @IsOptional()
+  @IsString({ message: 'must be an ISO 8601 date-time, e.g. 2027-01-01T00:00:00Z' })
+  expires_at?: string;
+}
+
+export class GatewayConfigDto {
+  @IsOptional()
+  @IsArray(LIST)
+  @ValidateNested({ each: true, ...MAPPING })
+  @Type(() => UpstreamConfigDto)
+  upstreams?: UpstreamConfigDto[];
+
+  @IsOptional()
+  @IsArray(LIST)
+  @ValidateNested({ each: true, ...MAPPING })
+  @Type(() => ModelConfigDto)
+  models?: ModelConfigDto[];
+
+  @IsOptional()
+  @IsArray(LIST)
+  @ValidateNested({ each: true, ...MAPPING })
+  @Type(() => OwnerConfigDto)
+  owners?: OwnerConfigDto[];
+
+  @IsOptional()
+  @IsArray(LIST)
+  @ValidateNested({ each: true, ...MAPPING })
+  @Type(() => KeyConfigDto)
+  keys?: KeyConfigDto[];
+}

@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadGatewayConfig, loadGatewayConfigFile } from './config.loader';
+
+/** DESIGN.md section 3, verbatim. */
+const DESIGN_EXAMPLE = `
+upstreams:                      # "lines": where requests go
+  - id: line-a
+    base_url: http://127.0.0.1:9100     # provider root, no trailing path
+    api_key: \${LINE_A_KEY}
+    auth: bearer                 # bearer | x-api-key | x-alt-api-key; default by interface (below)
+    max_concurrency: 256         # optional: in-flight requests on this line; full on every line -> 429
+    timeout_ms: 600000           # optional: no response headers in time -> 504
+models:
+  - id: text-model-1             # the id clients use (GET /v1/models \`id\`)
+    upstream_model: vendor-text-model-1-2025-01
+    interfaces: [chat_completions, responses]   # native interfaces this model offers
+    lines: [line-a, line-b]      # tried in order; failover before the first response byte
+    capabilities: { image_input: true }
+    max_tokens: 16384
+    prices: { input_tokens: 2.5, output_tokens: 10 }   # currency units per 1M tokens
+owners:                          # quota owners
+  - id: team-a
+    kind: project                # project | member
+    budget: 100                  # currency units; absent = unlimited
+keys:
+  - key: gk-team-a-0001          # plaintext (stored only as its SHA-256), or key_sha256: <hex>
+    owner: team-a
+    models: ["*"]                # scope: model ids, or "*"
+    enabled: true
+    expires_at: 2027-01-01T00:00:00Z   # optional
+`;
+
+/** The example names `line-b` without defining it; this adds that line. */
+const DESIGN_EXAMPLE_WITH_LINE_B = DESIGN_EXAMPLE.replace(
+  'models:',
+  ['  - id: line-b', '    base_url: https://backup.example.com/', '    api_key: b-key', 'models:'].join('\n'),
+);
+
+const ENV = { LINE_A_KEY: 'vendor-secret' };
+const HASH = 'ab'.repeat(32);
+
+const MINIMAL = `
+upstreams:
+  - { id: line-a, base_url: "http://127.0.0.1:9100", api_key: k }
+models:
+  - { id: model-a, upstream_model: up-a, interfaces: [chat_completions], lines: [line-a] }
+owners:
+  - { id: team-a, kind: project }
+keys:
+  - { key: gk-0001, owner: team-a, models: ["*"] }
+`;
+
+function problemsOf(yamlText: string, env: NodeJS.ProcessEnv = ENV): string[] {
+  try {
+    loadGatewayConfig(yamlText, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+/** MINIMAL with one more section appended or one line replaced. */
+function minimalWith(search: string, replacement: string): string {
+  if (!MINIMAL.includes(search)) throw new Error(`MINIMAL does not contain ${search}`);
+  return MINIMAL.replace(search, replacement);
+}
+
+describe(loadGatewayConfig.name, () => {
+  it('loads the DESIGN.md example once its second line is defined', () => {
+    const config = loadGatewayConfig(DESIGN_EXAMPLE_WITH_LINE_B, ENV);
+
+    expect(config.upstreams).toEqual([
+      { id: 'line-a', baseUrl: 'http://127.0.0.1:9100', apiKey: 'vendor-secret', auth: 'bearer', maxConcurrency: 256, timeoutMs: 600000 },
+      { id: 'line-b', baseUrl: 'https://backup.example.com', apiKey: 'b-key', timeoutMs: 600000 },
+    ]);
+    expect(config.models).toEqual([
+      {
+        id: 'text-model-1',
+        upstreamModel: 'vendor-text-model-1-2025-01',
+        interfaces: ['chat_completions', 'responses'],
+        lines: ['line-a', 'line-b'],
+        capabilities: { imageInput: true },
+        maxTokens: 16384,
+        prices: { input_tokens: 2_500_000_000n, output_tokens: 10_000_000_000n },
+      },
+    ]);
+    expect(config.owners).toEqual([{ id: 'team-a', kind: 'project', budgetNano: 100_000_000_000n }]);
+    expect(config.keys).toEqual([
+      {
+        keySha256: createHash('sha256').update('gk-team-a-0001').digest('hex'),
+        displayPrefix: 'gk-team-',
+        owner: 'team-a',
+        models: ['*'],
+        enabled: true,
+        expiresAt: new Date('2027-01-01T00:00:00Z'),
+      },
+    ]);
+  });
+
+  it('reports the undefined line-b of the verbatim DESIGN.md example and nothing else', () => {
+    expect(problemsOf(DESIGN_EXAMPLE)).toEqual(['models[0].lines[1]: unknown upstream "line-b"']);
+  });
+
+  it('fills the defaults of optional fields', () => {
+    const config = loadGatewayConfig(MINIMAL, {});
+
+    expect(config.upstreams[0].timeoutMs).toBe(600_000);
+    expect(config.upstreams[0].auth).toBeUndefined();
+    expect(config.models[0].capabilities).toEqual({ imageInput: false });
+    expect(config.models[0].prices).toEqual({});
+    expect(config.owners[0].budgetNano).toBeUndefined();
+    expect(config.keys[0].enabled).toBe(true);
+    expect(config.keys[0].expiresAt).toBeUndefined();
+  });
+
+  it('treats absent sections and an empty file as empty lists', () => {
+    const empty = { upstreams: [], models: [], owners: [], keys: [] };
+    expect(loadGatewayConfig('', {})).toEqual(empty);
+    expect(loadGatewayConfig('upstreams: []\nmodels:\n', {})).toEqual(empty);
+  });
+
+  it('replaces an environment variable in the middle of a string', () => {
+    const config = loadGatewayConfig(minimalWith('api_key: k', 'api_key: "pre-${PART}-post"'), { PART: 'middle' });
+    expect(config.upstreams[0].apiKey).toBe('pre-middle-post');
+  });
+
+  it('does not read a substituted value as YAML', () => {
+    const config = loadGatewayConfig(minimalWith('api_key: k', 'api_key: "${KEY}"'), { KEY: '[1, 2]' });
+    expect(config.upstreams[0].apiKey).toBe('[1, 2]');
+  });
+
+  it('names the YAML path of a missing environment variable', () => {
+    expect(problemsOf(DESIGN_EXAMPLE_WITH_LINE_B, {})).toEqual([
+      'upstreams[0].api_key: environment variable LINE_A_KEY is not set',
+    ]);
+  });
+
+  it('keeps only the plaintext key hash and a display prefix, or a hash prefix when only the hash is given', () => {
+    const config = loadGatewayConfig(minimalWith('key: gk-0001', `key_sha256: ${HASH.toUpperCase()}`), {});
+    expect(config.keys[0]).toMatchObject({ keySha256: HASH, displayPrefix: 'sha256:abababab' });
+  });
+
+  it('reports a YAML syntax error with its line', () => {
+    expect(problemsOf('upstreams:\n  - id: a\n    id: b\n')).toEqual(['line 3, column 5: Map keys must be unique']);
+  });
+
+  it('rejects a document that is not a mapping', () => {
+    expect(problemsOf('- 1\n')).toEqual(['(root): must be a mapping with upstreams, models, owners and keys']);
+  });
+
+  it.each<[string, string, string, string]>([
+    ['an unknown field', 'api_key: k', 'api_key: k, colour: red', 'upstreams[0].colour: unknown field'],
+    ['a timeout that is not a positive integer', 'api_key: k', 'api_key: k, timeout_ms: -5', 'upstreams[0].timeout_ms: must be a positive integer'],
+    ['an unknown auth style', 'api_key: k', 'api_key: k, auth: basic', 'upstreams[0].auth: unknown auth style "basic"'],
+    ['a base URL that is not http(s)', '"http://127.0.0.1:9100"', '"ftp://host"', 'upstreams[0].base_url: must be an http or https URL'],
+    ['a base URL with a path', '"http://127.0.0.1:9100"', '"http://host/v1"', 'upstreams[0].base_url: must be the provider root, without a path'],
+    ['an unknown interface', '[chat_completions]', '[chat_completions, telepathy]', 'models[0].interfaces: unknown interface "telepathy"'],
+    ['an empty interface list', '[chat_completions]', '[]', 'models[0].interfaces: must not be empty'],
+    ['an empty line list', '[line-a]', '[]', 'models[0].lines: must not be empty'],
+    ['a line that points at an unknown upstream', '[line-a]', '[line-a, x]', 'models[0].lines[1]: unknown upstream "x"'],
+    ['an unknown price name', 'lines: [line-a]', 'lines: [line-a], prices: { sugar: 1 }', 'models[0].prices.sugar: unknown price "sugar"'],
+    ['a price finer than a nano-unit', 'lines: [line-a]', 'lines: [line-a], prices: { input_tokens: 1e-10 }', 'models[0].prices.input_tokens: 1e-10 has more than 9 decimals'],
+    ['a negative budget', 'kind: project', 'kind: project, budget: -1', 'owners[0].budget: must not be negative'],
+    ['an unknown owner kind', 'kind: project', 'kind: boss', 'owners[0].kind: unknown owner kind "boss"'],
+    ['a key naming an unknown owner', 'owner: team-a', 'owner: team-z', 'keys[0].owner: unknown owner "team-z"'],
+    ['a key scope naming an unknown model', '["*"]', '[model-a, model-z]', 'keys[0].models[1]: unknown model "model-z"'],
+    ['a key without a scope', 'models: ["*"]', 'enabled: true', 'keys[0].models: is required'],
+    ['a key with an empty scope', 'models: ["*"]', 'models: []', 'keys[0].models: must not be empty'],
+    ['a model without upstream_model', 'upstream_model: up-a, ', '', 'models[0].upstream_model: is required'],
+    ['a key with both key and key_sha256', 'key: gk-0001', `key: gk-0001, key_sha256: ${HASH}`, 'keys[0]: give exactly one of key and key_sha256'],
+    ['a key with neither key nor key_sha256', 'key: gk-0001, ', '', 'keys[0]: give exactly one of key and key_sha256'],
+    ['a key_sha256 that is not 64 hex characters', 'key: gk-0001', 'key_sha256: abc', 'keys[0].key_sha256: must be 64 hexadecimal characters'],
+    ['an expiry that is not ISO 8601', 'models: ["*"]', 'models: ["*"], expires_at: tomorrow', 'keys[0].expires_at: must be an ISO 8601 date or date-time with a zone'],
+    ['an expiry without a time zone', 'models: ["*"]', 'models: ["*"], expires_at: "2027-01-01T00:00:00"', 'keys[0].expires_at: must be an ISO 8601 date or date-time with a zone'],
+  ])('names the YAML path of %s', (_rule, search, replacement, problem) => {
+    const problems = problemsOf(minimalWith(search, replacement));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain(problem);
+  });
+
+  it.each([
+    ['upstreams', '  - { id: line-a, base_url: "http://127.0.0.1:9100", api_key: k }\n', 'line-a'],
+    ['models', '  - { id: model-a, upstream_model: up-a, interfaces: [chat_completions], lines: [line-a] }\n', 'model-a'],
+    ['owners', '  - { id: team-a, kind: project }\n', 'team-a'],
+  ])('reports a duplicate id among %s', (section, entry, id) => {
+    expect(problemsOf(minimalWith(entry, entry + entry))).toEqual([
+      `${section}[1].id: duplicate id "${id}" (also at ${section}[0])`,
+    ]);
+  });
+
+  it('reports the same key given twice', () => {
+    const yamlText = `${MINIMAL}  - { key_sha256: "${createHash('sha256').update('gk-0001').digest('hex')}", owner: team-a, models: ["*"] }\n`;
+    expect(problemsOf(yamlText)).toEqual(['keys[1]: same key as keys[0]']);
+  });
+
+  it('lists every problem of the file at once, one per line of the message', () => {
+    const yamlText = MINIMAL.replace('api_key: k', 'api_key: "${MISSING}", timeout_ms: 0')
+      .replace('[line-a] }', '[line-x] }')
+      .replace('owner: team-a', 'owner: nobody');
+
+    let thrown: unknown;
+    try {
+      loadGatewayConfig(yamlText, {});
+    } catch (error) {
+      thrown = error;
+    }
+
+    const expected = [
+      'upstreams[0].api_key: environment variable MISSING is not set',
+      'upstreams[0].timeout_ms: must be a positive integer',
+      'models[0].lines[0]: unknown upstream "line-x"',
+      'keys[0].owner: unknown owner "nobody"',
+    ];
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).problems).toEqual(expected);
+    expect((thrown as ConfigError).message.split('\n').slice(1)).toEqual(expected.map((problem) => `  ${problem}`));
+  });
+});
+
+describe(loadGatewayConfigFile.name, () => {
+  it('names the file in the error', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'gateway-config-')), 'gateway.yaml');
+    writeFileSync(path, 'upstreams: 5\n');
+    expect(() => loadGatewayConfigFile(path, {})).toThrow(`Invalid ${path} (1 problem):\n  upstreams: must be a list`);
+  });
+
+  it('reports a file that cannot be read', () => {
+    expect(() => loadGatewayConfigFile('/nonexistent/gateway.yaml', {})).toThrow(ConfigError);
+  });
+});

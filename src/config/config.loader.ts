@@ -1,0 +1,315 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import 'reflect-metadata';
+import { plainToInstance } from 'class-transformer';
+import { isISO8601, ValidationError, validateSync } from 'class-validator';
+import { parseDocument, YAMLError } from 'yaml';
+import { GatewayConfigDto, KeyConfigDto, ModelConfigDto, OwnerConfigDto, UpstreamConfigDto } from './config.dto';
+import type { GatewayConfig, KeyConfig, ModelConfig, OwnerConfig, PriceTable, UpstreamConfig } from './gateway-config';
+import type { InterfaceName, OwnerKind, UpstreamAuthStyle } from './gateway-config';
+import { decimalToNano } from './money';
+import { isPriceFieldName, PRICE_FIELD_NAMES } from './prices';
+
+const DEFAULT_TIMEOUT_MS = 600_000;
+const DISPLAY_PREFIX_LENGTH = 8;
+const ALL_MODELS = '*';
+const ENVIRONMENT_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/** A date alone, or a date-time with an explicit zone: a zone-less time would depend on each replica's clock zone. */
+const ZONED_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/i;
+
+/** Everything wrong with a configuration file, one problem per entry, each naming its YAML path. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[], source = 'gateway configuration') {
+    const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+    super(`Invalid ${source} (${count}):\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export function loadGatewayConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`cannot read ${path}: ${(error as Error).message}`], path);
+  }
+  try {
+    return loadGatewayConfig(text, env);
+  } catch (error) {
+    throw error instanceof ConfigError ? new ConfigError(error.problems, path) : error;
+  }
+}
+
+/** Parses, interpolates `${VAR}`, validates and converts; throws one ConfigError listing every problem. */
+export function loadGatewayConfig(yamlText: string, env: NodeJS.ProcessEnv): GatewayConfig {
+  const parsed = parseYaml(yamlText);
+  const problems: string[] = [];
+  const interpolated = interpolateEnvironment(parsed ?? {}, env, '', problems);
+  if (!isMapping(interpolated)) {
+    throw new ConfigError(['(root): must be a mapping with upstreams, models, owners and keys']);
+  }
+  const dto = plainToInstance(GatewayConfigDto, interpolated);
+  const errors = validateSync(dto, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: true });
+  problems.push(...flattenValidationErrors(errors, ''), ...checkConfig(dto));
+  if (problems.length > 0) {
+    throw new ConfigError(problems);
+  }
+  return toGatewayConfig(dto);
+}
+
+function parseYaml(yamlText: string): unknown {
+  const document = parseDocument(yamlText);
+  if (document.errors.length > 0) {
+    throw new ConfigError(document.errors.map(describeYamlError));
+  }
+  return document.toJS();
+}
+
+/** `line 3, column 5: Map keys must be unique`, without the multi-line source excerpt yaml appends. */
+function describeYamlError(error: YAMLError): string {
+  const message = error.message.split('\n')[0].replace(/ at line \d+, column \d+:$/, '');
+  const position = error.linePos?.[0];
+  return position ? `line ${position.line}, column ${position.col}: ${message}` : `YAML: ${message}`;
+}
+
+/** Substitutes in parsed string values only, so a variable's content is never read as YAML. */
+function interpolateEnvironment(value: unknown, env: NodeJS.ProcessEnv, path: string, problems: string[]): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENVIRONMENT_REFERENCE, (reference, name: string) => {
+      const replacement = env[name];
+      if (replacement === undefined) {
+        problems.push(`${path}: environment variable ${name} is not set`);
+        return reference;
+      }
+      return replacement;
+    });
+  }
+  if (Array.isArray(value)) {
+    return value.map((item, index) => interpolateEnvironment(item, env, joinPath(path, index), problems));
+  }
+  if (isMapping(value)) {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, interpolateEnvironment(item, env, joinPath(path, key), problems)]),
+    );
+  }
+  return value;
+}
+
+function flattenValidationErrors(errors: ValidationError[], parentPath: string): string[] {
+  return errors.flatMap((error) => {
+    const path = joinPath(parentPath, error.property);
+    const own = Object.entries(error.constraints ?? {}).map(
+      ([constraint, message]) => `${path}: ${constraint === 'whitelistValidation' ? 'unknown field' : message}`,
+    );
+    return [...own, ...flattenValidationErrors(error.children ?? [], path)];
+  });
+}
+
+/** Rules across fields and sections; tolerant of values the DTO validation already reported. */
+function checkConfig(dto: GatewayConfigDto): string[] {
+  const problems: string[] = [];
+  const upstreams = entriesOf(dto.upstreams, 'upstreams');
+  const models = entriesOf(dto.models, 'models');
+  const owners = entriesOf(dto.owners, 'owners');
+  const upstreamIds = checkUniqueIds(upstreams, problems);
+  const modelIds = checkUniqueIds(models, problems);
+  const ownerIds = checkUniqueIds(owners, problems);
+  upstreams.forEach((entry) => checkUpstream(entry, problems));
+  models.forEach((entry) => checkModel(entry, upstreamIds, problems));
+  owners.forEach(({ item, path }) => checkMoney(item.budget, `${path}.budget`, problems));
+  checkKeys(entriesOf(dto.keys, 'keys'), ownerIds, modelIds, problems);
+  return problems;
+}
+
+interface Entry<T> {
+  item: T;
+  path: string;
+}
+
+/** The mapping entries of a section with their YAML paths; other entries were already reported. */
+function entriesOf<T extends object>(list: T[] | undefined, section: string): Entry<T>[] {
+  if (!Array.isArray(list)) {
+    return [];
+  }
+  return list.flatMap((item, index) => (isMapping(item) ? [{ item, path: joinPath(section, index) }] : []));
+}
+
+function checkUniqueIds(entries: Entry<{ id: unknown }>[], problems: string[]): Set<string> {
+  const firstPaths = new Map<string, string>();
+  for (const { item, path } of entries) {
+    if (typeof item.id !== 'string') continue;
+    const firstPath = firstPaths.get(item.id);
+    if (firstPath === undefined) {
+      firstPaths.set(item.id, path);
+    } else {
+      problems.push(`${path}.id: duplicate id "${item.id}" (also at ${firstPath})`);
+    }
+  }
+  return new Set(firstPaths.keys());
+}
+
+function checkUpstream({ item, path }: Entry<UpstreamConfigDto>, problems: string[]): void {
+  if (typeof item.base_url === 'string' && item.base_url !== '') {
+    const problem = baseUrlProblem(item.base_url);
+    if (problem) problems.push(`${path}.base_url: ${problem}`);
+  }
+}
+
+function baseUrlProblem(baseUrl: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return `"${baseUrl}" is not a URL`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  if (url.pathname !== '/' || url.search || url.hash) return 'must be the provider root, without a path';
+  if (url.username || url.password) return 'must not hold credentials (use api_key)';
+  return undefined;
+}
+
+function checkModel({ item, path }: Entry<ModelConfigDto>, upstreamIds: Set<string>, problems: string[]): void {
+  if (item.id === ALL_MODELS) {
+    problems.push(`${path}.id: "${ALL_MODELS}" is reserved for "all models" in key scopes`);
+  }
+  stringsOf(item.lines).forEach(({ value, index }) => {
+    if (!upstreamIds.has(value)) problems.push(`${path}.lines[${index}]: unknown upstream "${value}"`);
+  });
+  if (!isMapping(item.prices)) return;
+  for (const [name, price] of Object.entries(item.prices)) {
+    const pricePath = `${path}.prices.${name}`;
+    if (isPriceFieldName(name)) {
+      checkMoney(price, pricePath, problems);
+    } else {
+      problems.push(`${pricePath}: unknown price "${name}" (expected one of: ${PRICE_FIELD_NAMES.join(', ')})`);
+    }
+  }
+}
+
+function checkKeys(keys: Entry<KeyConfigDto>[], ownerIds: Set<string>, modelIds: Set<string>, problems: string[]): void {
+  const pathsBySha256 = new Map<string, string>();
+  for (const { item, path } of keys) {
+    if (typeof item.owner === 'string' && !ownerIds.has(item.owner)) {
+      problems.push(`${path}.owner: unknown owner "${item.owner}"`);
+    }
+    stringsOf(item.models).forEach(({ value, index }) => {
+      if (value !== ALL_MODELS && !modelIds.has(value)) problems.push(`${path}.models[${index}]: unknown model "${value}"`);
+    });
+    if (typeof item.expires_at === 'string' && !isZonedDate(item.expires_at)) {
+      problems.push(`${path}.expires_at: must be an ISO 8601 date or date-time with a zone, e.g. 2027-01-01T00:00:00Z`);
+    }
+    if (isGiven(item.key) === isGiven(item.key_sha256)) {
+      problems.push(`${path}: give exactly one of key and key_sha256`);
+      continue;
+    }
+    const sha256 = sha256Of(item);
+    const firstPath = pathsBySha256.get(sha256);
+    if (firstPath) problems.push(`${path}: same key as ${firstPath}`);
+    else pathsBySha256.set(sha256, path);
+  }
+}
+
+function checkMoney(value: unknown, path: string, problems: string[]): void {
+  if (!isGiven(value)) return;
+  if (typeof value !== 'number' && typeof value !== 'string') {
+    problems.push(`${path}: must be a decimal amount`);
+    return;
+  }
+  try {
+    decimalToNano(value, path);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+}
+
+function isZonedDate(text: string): boolean {
+  return isISO8601(text, { strict: true }) && ZONED_DATE_TIME.test(text) && !Number.isNaN(Date.parse(text));
+}
+
+function toGatewayConfig(dto: GatewayConfigDto): GatewayConfig {
+  return {
+    upstreams: (dto.upstreams ?? []).map(toUpstreamConfig),
+    models: (dto.models ?? []).map(toModelConfig),
+    owners: (dto.owners ?? []).map(toOwnerConfig),
+    keys: (dto.keys ?? []).map(toKeyConfig),
+  };
+}
+
+function toUpstreamConfig(upstream: UpstreamConfigDto): UpstreamConfig {
+  return {
+    id: upstream.id,
+    baseUrl: new URL(upstream.base_url).origin,
+    apiKey: upstream.api_key,
+    auth: (upstream.auth ?? undefined) as UpstreamAuthStyle | undefined,
+    maxConcurrency: upstream.max_concurrency ?? undefined,
+    timeoutMs: upstream.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+  };
+}
+
+function toModelConfig(model: ModelConfigDto, index: number): ModelConfig {
+  const prices: PriceTable = {};
+  for (const [name, price] of Object.entries(model.prices ?? {})) {
+    if (!isGiven(price)) continue;
+    prices[name] = decimalToNano(price as number | string, `models[${index}].prices.${name}`);
+  }
+  return {
+    id: model.id,
+    upstreamModel: model.upstream_model,
+    interfaces: model.interfaces as InterfaceName[],
+    lines: model.lines,
+    capabilities: { imageInput: model.capabilities?.image_input ?? false },
+    maxTokens: model.max_tokens ?? undefined,
+    prices,
+  };
+}
+
+function toOwnerConfig(owner: OwnerConfigDto, index: number): OwnerConfig {
+  const budget = owner.budget as number | string | null | undefined;
+  return {
+    id: owner.id,
+    kind: owner.kind as OwnerKind,
+    budgetNano: isGiven(budget) ? decimalToNano(budget, `owners[${index}].budget`) : undefined,
+  };
+}
+
+function toKeyConfig(key: KeyConfigDto): KeyConfig {
+  return {
+    keySha256: sha256Of(key),
+    displayPrefix: isGiven(key.key)
+      ? key.key.slice(0, DISPLAY_PREFIX_LENGTH)
+      : `sha256:${sha256Of(key).slice(0, DISPLAY_PREFIX_LENGTH)}`,
+    owner: key.owner,
+    models: key.models,
+    enabled: key.enabled ?? true,
+    expiresAt: isGiven(key.expires_at) ? new Date(key.expires_at) : undefined,
+  };
+}
+
+function sha256Of(key: KeyConfigDto): string {
+  if (typeof key.key === 'string') {
+    return createHash('sha256').update(key.key).digest('hex');
+  }
+  return String(key.key_sha256).toLowerCase();
+}
+
+function stringsOf(list: unknown): { value: string; index: number }[] {
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((value, index) => (typeof value === 'string' && value !== '' ? [{ value, index }] : []));
+}
+
+/** YAML `field:` with no value reads as null; like class-validator's @IsOptional, treat it as absent. */
+function isGiven<T>(value: T | null | undefined): value is T {
+  return value !== undefined && value !== null;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function joinPath(parent: string, key: string | number): string {
+  if (typeof key === 'number' || /^\d+$/.test(key)) return `${parent}[${key}]`;
+  return parent ? `${parent}.${key}` : key;
+}

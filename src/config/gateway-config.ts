@@ -1,0 +1,83 @@
+/**
+ * The validated, typed configuration tree the rest of the gateway reads.
+ * The YAML file (DESIGN.md section 3) is snake_case; this tree is camelCase, with money
+ * already converted to exact integer nano-units (1e-9 of the currency).
+ */
+
+export const INTERFACE_NAMES = [
+  'chat_completions',
+  'responses',
+  'messages',
+  'embeddings',
+  'images_a',
+  'images_b',
+  'images_c',
+  'video_b',
+  'video_c',
+  'speech_c',
+] as const;
+export type InterfaceName = (typeof INTERFACE_NAMES)[number];
+
+export const UPSTREAM_AUTH_STYLES = ['bearer', 'x-api-key', 'x-alt-api-key'] as const;
+export type UpstreamAuthStyle = (typeof UPSTREAM_AUTH_STYLES)[number];
+
+export interface UpstreamConfig {
+  id: string;
+  /** Provider root without trailing slash, e.g. `http://127.0.0.1:9100`. */
+  baseUrl: string;
+  apiKey: string;
+  /** Absent: the default of the called interface (DESIGN.md section 3 table). */
+  auth?: UpstreamAuthStyle;
+  /** In-flight requests allowed on this line; absent = unlimited. */
+  maxConcurrency?: number;
+  /** No response headers within this time gives 504. */
+  timeoutMs: number;
+}
+
+/**
+ * Price of one metered figure. Token figures are priced per 1M tokens; counted figures
+ * (images, seconds) per unit. Values are nano-units of the currency.
+ */
+export type PriceTable = Partial<Record<string, bigint>>;
+
+export interface ModelConfig {
+  id: string;
+  upstreamModel: string;
+  interfaces: InterfaceName[];
+  /** Upstream line ids, tried in order. */
+  lines: string[];
+  capabilities: { imageInput: boolean };
+  maxTokens?: number;
+  prices: PriceTable;
+}
+
+export type OwnerKind = 'project' | 'member';
+
+export interface OwnerConfig {
+  id: string;
+  kind: OwnerKind;
+  /** Absent = unlimited. */
+  budgetNano?: bigint;
+}
+
+export interface KeyConfig {
+  /** SHA-256 of the plaintext key, lowercase hex. */
+  keySha256: string;
+  /** First characters of the plaintext key when the file gave it, for display; else a hash prefix. */
+  displayPrefix: string;
+  owner: string;
+  /** Model ids, or `*`. */
+  models: string[];
+  enabled: boolean;
+  expiresAt?: Date;
+}
+
+export interface GatewayConfig {
+  upstreams: UpstreamConfig[];
+  models: ModelConfig[];
+  owners: OwnerConfig[];
+  keys: KeyConfig[];
+}
+
+/** Injection token of the loaded configuration. */
+export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

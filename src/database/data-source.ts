@@ -1,0 +1,76 @@
+import { mkdirSync } from 'node:fs';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import type { PGlite } from '@electric-sql/pglite';
+import { ApiKey } from '../auth/api-key.entity';
+import { QuotaOwner } from '../auth/quota-owner.entity';
+import { UsageRecord } from '../metering/usage-record.entity';
+import { Initial1763800000000 } from './migrations/1763800000000-Initial';
+import { embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
+
+export const ENTITIES = [QuotaOwner, ApiKey, UsageRecord];
+export const MIGRATIONS = [Initial1763800000000];
+
+/** Where the data lives: a PostgreSQL URL, or the embedded engine (a folder, or `memory`). */
+export interface DatabaseSettings {
+  url?: string;
+  dataDir: string;
+  /** An already open embedded database to share (tests run two gateways on one). */
+  embedded?: PGlite;
+  poolSize?: number;
+}
+
+export function databaseSettingsFromEnv(env: NodeJS.ProcessEnv): DatabaseSettings {
+  return {
+    url: env.DATABASE_URL || undefined,
+    dataDir: env.DATA_DIR || './data',
+    poolSize: env.DATABASE_POOL_SIZE ? Number(env.DATABASE_POOL_SIZE) : undefined,
+  };
+}
+
+export async function dataSourceOptions(settings: DatabaseSettings): Promise<DataSourceOptions> {
+  const common = {
+    type: 'postgres' as const,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    migrationsRun: false,
+  };
+  if (settings.url) {
+    return { ...common, url: settings.url, poolSize: settings.poolSize ?? 10, applicationName: 'model-gateway' };
+  }
+  const database = settings.embedded ?? (await openEmbeddedDatabase(embeddedDirectory(settings.dataDir)));
+  return { ...common, driver: embeddedDriver(database) };
+}
+
+function embeddedDirectory(dataDir: string): string | undefined {
+  if (dataDir === 'memory') return undefined;
+  mkdirSync(dataDir, { recursive: true });
+  return dataDir;
+}
+
+/** Any fixed number shared by every replica: the advisory lock that serialises migrations. */
+const MIGRATION_LOCK = 7_318_204_551;
+
+/**
+ * Opens the data source and applies pending migrations. Replicas starting together take a
+ * PostgreSQL advisory lock first, so exactly one of them migrates and the others find the
+ * work done. (The embedded engine belongs to one process; it needs no lock.)
+ */
+export async function openDataSource(settings: DatabaseSettings): Promise<DataSource> {
+  const dataSource = new DataSource(await dataSourceOptions(settings));
+  await dataSource.initialize();
+  if (!settings.url) {
+    await dataSource.runMigrations({ transaction: 'each' });
+    return dataSource;
+  }
+  const lockRunner = dataSource.createQueryRunner();
+  try {
+    await lockRunner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await lockRunner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await lockRunner.release();
+  }
+  return dataSource;
+}

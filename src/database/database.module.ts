@@ -1,0 +1,22 @@
+import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DatabaseSettings, openDataSource } from './data-source';
+
+@Global()
+@Module({})
+export class DatabaseModule implements OnApplicationShutdown {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  static forRoot(settings: DatabaseSettings): DynamicModule {
+    return {
+      module: DatabaseModule,
+      providers: [{ provide: DataSource, useFactory: () => openDataSource(settings) }],
+      exports: [DataSource],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    // Runs after every other module's shutdown hook (the usage writer flushes first).
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
+}

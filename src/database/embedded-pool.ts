@@ -1,0 +1,107 @@
+import { EventEmitter } from 'node:events';
+import { PGlite, types } from '@electric-sql/pglite';
+
+/**
+ * A node-postgres-shaped pool over one PGlite instance, for TypeORM's postgres driver.
+ *
+ * PGlite is a single PostgreSQL session. typeorm-pglite hands that one session to every
+ * caller at once, so two concurrent transactions interleave their statements (one's BEGIN
+ * captures the other's UPDATE). This pool instead lends the session to one holder at a time,
+ * like a pg pool of size one: a transaction keeps it from BEGIN to COMMIT, other callers
+ * queue. Code holding a transaction must therefore not query through another runner.
+ */
+export class EmbeddedPool extends EventEmitter {
+  private held = false;
+  private readonly waiting: Array<() => void> = [];
+  private readonly client: EmbeddedClient;
+
+  constructor(readonly database: PGlite) {
+    super();
+    this.client = new EmbeddedClient(database);
+  }
+
+  connect(callback?: (error: Error | null, client?: EmbeddedClient, release?: () => void) => void): Promise<EmbeddedClient> | void {
+    const acquired = this.acquire().then(() => this.client);
+    if (!callback) return acquired;
+    acquired.then(
+      (client) => callback(null, client, () => this.release()),
+      (error: Error) => callback(error),
+    );
+  }
+
+  async query(text: string, parameters?: unknown[]): Promise<QueryResultLike> {
+    await this.acquire();
+    try {
+      return await this.client.query(text, parameters);
+    } finally {
+      this.release();
+    }
+  }
+
+  end(callback?: (error?: Error) => void): Promise<void> | void {
+    const closed = this.database.closed ? Promise.resolve() : this.database.close();
+    if (!callback) return closed;
+    closed.then(() => callback(), (error: Error) => callback(error));
+  }
+
+  private acquire(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
+
+interface QueryResultLike {
+  rows: unknown[];
+  rowCount?: number;
+  command?: string;
+}
+
+class EmbeddedClient extends EventEmitter {
+  constructor(private readonly database: PGlite) {
+    super();
+  }
+
+  async query(text: string, parameters?: unknown[]): Promise<QueryResultLike> {
+    if (parameters && parameters.length > 0) {
+      return (await this.database.query(text, parameters)) as QueryResultLike;
+    }
+    // Migrations send several statements in one string; only the simple protocol accepts that.
+    const results = await this.database.exec(text);
+    return (results[results.length - 1] as QueryResultLike | undefined) ?? { rows: [] };
+  }
+
+  release(): void {
+    // Released through the callback handed out by EmbeddedPool.connect.
+  }
+}
+
+/**
+ * Opens PGlite with the type parsing node-postgres uses (int8 as string), so entities behave
+ * the same on both databases.
+ */
+export async function openEmbeddedDatabase(dataDir: string | undefined): Promise<PGlite> {
+  return PGlite.create({
+    dataDir,
+    parsers: { [types.INT8]: (value: string) => value },
+  });
+}
+
+/** The `driver` option of TypeORM's postgres data source: a module with a `Pool` class. */
+export function embeddedDriver(database: PGlite): { Pool: new () => EmbeddedPool } {
+  return {
+    Pool: class extends EmbeddedPool {
+      constructor() {
+        super(database);
+      }
+    },
+  };
+}

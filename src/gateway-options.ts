@@ -1,0 +1,59 @@
+import { DatabaseSettings, databaseSettingsFromEnv } from './database/data-source';
+import type { GatewayConfig } from './config/gateway-config';
+import { loadGatewayConfigFile } from './config/config.loader';
+import type { KeyCacheSettings } from './auth/key.service';
+import type { QuotaSettings } from './metering/quota.service';
+import type { UsageWriterSettings } from './metering/usage-writer.service';
+import type { LineSettings } from './upstream/line-registry';
+
+/** Everything a gateway process is started with: the config file plus environment settings. */
+export interface GatewayOptions {
+  config: GatewayConfig;
+  database: DatabaseSettings;
+  /** Bearer token of the admin API; absent turns the admin API off. */
+  adminToken?: string;
+  keyCache: KeyCacheSettings;
+  quota: QuotaSettings;
+  usageWriter: UsageWriterSettings;
+  lines: LineSettings;
+}
+
+export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
+
+function numberFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+/** Defaults for every setting that is not part of the config file. */
+export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOptions, 'config' | 'database' | 'adminToken'> {
+  return {
+    keyCache: {
+      ttlMs: numberFrom(env, 'KEY_CACHE_TTL_MS', 5_000),
+      negativeTtlMs: numberFrom(env, 'KEY_CACHE_NEGATIVE_TTL_MS', 1_000),
+    },
+    quota: { balanceTtlMs: numberFrom(env, 'BALANCE_CACHE_TTL_MS', 1_000) },
+    usageWriter: {
+      flushIntervalMs: numberFrom(env, 'USAGE_FLUSH_INTERVAL_MS', 200),
+      batchSize: numberFrom(env, 'USAGE_BATCH_SIZE', 500),
+      shutdownDeadlineMs: numberFrom(env, 'USAGE_SHUTDOWN_DEADLINE_MS', 15_000),
+    },
+    lines: {
+      cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
+      connections: numberFrom(env, 'LINE_CONNECTIONS', 256),
+    },
+  };
+}
+
+export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv): GatewayOptions {
+  if (!env.GATEWAY_CONFIG) throw new Error('GATEWAY_CONFIG must name the configuration file (YAML).');
+  return {
+    config: loadGatewayConfigFile(env.GATEWAY_CONFIG, env),
+    database: databaseSettingsFromEnv(env),
+    adminToken: env.ADMIN_TOKEN || undefined,
+    ...defaultSettings(env),
+  };
+}

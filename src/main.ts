@@ -1,0 +1,26 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createGatewayApp } from './app.factory';
+import { gatewayOptionsFromEnv } from './gateway-options';
+import { ConfigError } from './config/config.loader';
+
+async function bootstrap(): Promise<void> {
+  let options;
+  try {
+    options = gatewayOptionsFromEnv(process.env);
+  } catch (error) {
+    // A bad configuration stops the process with every problem named by its YAML path.
+    process.stderr.write(`${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+  const app = await createGatewayApp(options);
+  const port = Number(process.env.PORT ?? 8080);
+  const host = process.env.HOST ?? '0.0.0.0';
+  await app.listen(port, host);
+  new Logger('Gateway').log(`listening on http://${host}:${port}`);
+}
+
+void bootstrap().catch((error) => {
+  process.stderr.write(`gateway failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,80 @@
+import { costOf } from './pricing';
+import { chatUsageFigures, messagesUsageFigures, responsesUsageFigures } from './usage-figures';
+
+const NANO = 1_000_000_000n;
+
+describe(costOf.name, () => {
+  const prices = { input_tokens: 25n * NANO / 10n, output_tokens: 10n * NANO }; // 2.5 and 10 per 1M
+
+  it('bills input and output tokens per million, exactly', () => {
+    // 1000 * 2.5e9 / 1e6 + 500 * 10e9 / 1e6 = 2_500_000 + 5_000_000 nano
+    expect(costOf({ input_tokens: 1000, output_tokens: 500 }, prices)).toBe(7_500_000n);
+  });
+
+  it('rounds once, half up, after summing every token figure', () => {
+    const tiny = { input_tokens: 10n, output_tokens: 1n }; // 10 nano and 1 nano per 1M tokens
+    // 100_000 * 10 + 300_000 * 1 = 1_300_000 → 1.3 nano → 1 nano; each alone would round differently
+    expect(costOf({ input_tokens: 100_000, output_tokens: 300_000 }, tiny)).toBe(1n);
+    expect(costOf({ input_tokens: 150_000, output_tokens: 0 }, tiny)).toBe(2n);
+  });
+
+  it('bills cached input at its own price and falls back to the input price without one', () => {
+    const withCached = { ...prices, cached_input_tokens: NANO }; // 1 per 1M
+    const figures = { input_tokens: 1000, cached_input_tokens: 400, output_tokens: 0 };
+    expect(costOf(figures, withCached)).toBe(600n * 2_500n + 400n * 1_000n);
+    expect(costOf(figures, prices)).toBe(1000n * 2_500n);
+  });
+
+  it('bills cache writes at their own price', () => {
+    const withWrite = { ...prices, cache_write_input_tokens: 5n * NANO };
+    expect(costOf({ input_tokens: 300, cache_write_input_tokens: 100 }, withWrite)).toBe(200n * 2_500n + 100n * 5_000n);
+  });
+
+  it('does not bill reasoning tokens on top of the output tokens that contain them', () => {
+    expect(costOf({ output_tokens: 100, reasoning_tokens: 60 }, { ...prices, reasoning_tokens: NANO })).toBe(100n * 10_000n);
+  });
+
+  it('bills counted figures per unit', () => {
+    expect(costOf({ output_images: 3 }, { output_images: NANO / 25n })).toBe(120_000_000n);
+  });
+
+  it('costs nothing without usage or without prices', () => {
+    expect(costOf(undefined, prices)).toBe(0n);
+    expect(costOf({ input_tokens: 1000 }, {})).toBe(0n);
+  });
+});
+
+describe('usage figures', () => {
+  it('keeps unknown figures absent instead of zero', () => {
+    expect(chatUsageFigures({ prompt_tokens: 5 })).toEqual({ input_tokens: 5 });
+    expect(chatUsageFigures(null)).toBeUndefined();
+  });
+
+  it('reads cached and reasoning tokens of chat usage', () => {
+    expect(
+      chatUsageFigures({
+        prompt_tokens: 50,
+        completion_tokens: 20,
+        prompt_tokens_details: { cached_tokens: 30 },
+        completion_tokens_details: { reasoning_tokens: 12 },
+      }),
+    ).toEqual({ input_tokens: 50, cached_input_tokens: 30, output_tokens: 20, reasoning_tokens: 12 });
+  });
+
+  it('reads responses usage', () => {
+    expect(
+      responsesUsageFigures({
+        input_tokens: 40,
+        input_tokens_details: { cached_tokens: 8 },
+        output_tokens: 9,
+        output_tokens_details: { reasoning_tokens: 4 },
+      }),
+    ).toEqual({ input_tokens: 40, cached_input_tokens: 8, output_tokens: 9, reasoning_tokens: 4 });
+  });
+
+  it('adds cache reads and writes to the uncached messages input', () => {
+    expect(
+      messagesUsageFigures({ input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 5, output_tokens: 7 }),
+    ).toEqual({ input_tokens: 115, cached_input_tokens: 100, cache_write_input_tokens: 5, output_tokens: 7 });
+  });
+});

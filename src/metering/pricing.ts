@@ -1,0 +1,41 @@
+import type { PriceTable } from '../config/gateway-config';
+import type { UsageFigures } from './usage-figures';
+import { priceUnitOf } from '../config/prices';
+
+const PER_MILLION = 1_000_000n;
+
+/** Figures billed through other figures, or not billed at all. */
+const NOT_PRICED_DIRECTLY = new Set(['input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'reasoning_tokens']);
+
+function whole(value: number | undefined): bigint {
+  return value === undefined ? 0n : BigInt(Math.round(value));
+}
+
+/**
+ * Cost of one call in nano-units, exact: token figures are priced per 1M tokens and summed as
+ * integers before one rounding (half up); counted figures (images, seconds) per unit.
+ * Cached input and cache writes are billed at their own prices, falling back to the input
+ * price when the model has none.
+ */
+export function costOf(figures: UsageFigures | undefined, prices: PriceTable): bigint {
+  if (!figures) return 0n;
+  const input = whole(figures.input_tokens);
+  const cached = whole(figures.cached_input_tokens);
+  const cacheWrite = whole(figures.cache_write_input_tokens);
+  const inputPrice = prices.input_tokens ?? 0n;
+  const uncached = input - cached - cacheWrite > 0n ? input - cached - cacheWrite : 0n;
+
+  let perMillion =
+    uncached * inputPrice +
+    cached * (prices.cached_input_tokens ?? inputPrice) +
+    cacheWrite * (prices.cache_write_input_tokens ?? inputPrice);
+  let perUnit = 0n;
+  for (const [name, value] of Object.entries(figures)) {
+    if (NOT_PRICED_DIRECTLY.has(name)) continue;
+    const price = prices[name];
+    if (price === undefined) continue;
+    if (priceUnitOf(name) === 'per_million_tokens') perMillion += whole(value) * price;
+    else perUnit += whole(value) * price;
+  }
+  return (perMillion + PER_MILLION / 2n) / PER_MILLION + perUnit;
+}

@@ -1,0 +1,107 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../auth/clock';
+import { GatewayError } from '../common/gateway-error';
+
+export interface OwnerBalance {
+  budgetNano: bigint | null;
+  spentNano: bigint;
+  reservedNano: bigint;
+}
+
+export interface QuotaSettings {
+  /** How long a balance read from the database is trusted. */
+  balanceTtlMs: number;
+}
+export const QUOTA_SETTINGS = Symbol('QUOTA_SETTINGS');
+
+interface CachedBalance {
+  balance: OwnerBalance;
+  loadedAt: number;
+}
+
+/**
+ * Admission against an owner's budget (DESIGN.md section 4: admitted while
+ * spent + reserved < budget). Balances come from a short-lived in-process cache; spend this
+ * replica has metered but not yet written counts at once, so a burst cannot outrun the
+ * batched writer. Across replicas the overshoot is bounded by the calls in flight plus one
+ * cache TTL of spend.
+ */
+@Injectable()
+export class QuotaService {
+  private readonly balances = new Map<string, CachedBalance>();
+  private readonly loading = new Map<string, Promise<OwnerBalance | null>>();
+  private readonly unwritten = new Map<string, bigint>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    @Inject(QUOTA_SETTINGS) private readonly settings: QuotaSettings,
+  ) {}
+
+  /** Throws 402 `insufficient_quota` when the owner's budget is used up. */
+  async admit(ownerId: string): Promise<void> {
+    const balance = await this.balance(ownerId);
+    if (!balance || balance.budgetNano === null) return;
+    const used = balance.spentNano + balance.reservedNano + (this.unwritten.get(ownerId) ?? 0n);
+    if (used >= balance.budgetNano) {
+      throw new GatewayError('insufficient_quota', 'The budget of this key\'s quota owner is used up.');
+    }
+  }
+
+  /** A metered cost that is queued for writing. */
+  addUnwritten(ownerId: string, costNano: bigint): void {
+    if (costNano === 0n) return;
+    this.unwritten.set(ownerId, (this.unwritten.get(ownerId) ?? 0n) + costNano);
+  }
+
+  /** The queued cost is now in the database; `balance` is the row as the write left it. */
+  written(ownerId: string, costNano: bigint, balance: OwnerBalance | undefined): void {
+    const left = (this.unwritten.get(ownerId) ?? 0n) - costNano;
+    if (left > 0n) this.unwritten.set(ownerId, left);
+    else this.unwritten.delete(ownerId);
+    if (balance) this.balances.set(ownerId, { balance, loadedAt: this.clock.now() });
+  }
+
+  forget(ownerId: string): void {
+    this.balances.delete(ownerId);
+  }
+
+  private balance(ownerId: string): Promise<OwnerBalance | null> {
+    const cached = this.balances.get(ownerId);
+    if (cached && this.clock.now() - cached.loadedAt < this.settings.balanceTtlMs) {
+      return Promise.resolve(cached.balance);
+    }
+    let pending = this.loading.get(ownerId);
+    if (!pending) {
+      pending = this.load(ownerId, cached);
+      this.loading.set(ownerId, pending);
+    }
+    return pending;
+  }
+
+  private async load(ownerId: string, stale: CachedBalance | undefined): Promise<OwnerBalance | null> {
+    try {
+      const rows: Array<{ budget_nano: string | null; spent_nano: string; reserved_nano: string }> =
+        await this.dataSource.query(
+          'SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1',
+          [ownerId],
+        );
+      const row = rows[0];
+      if (!row) return null;
+      const balance = {
+        budgetNano: row.budget_nano === null ? null : BigInt(row.budget_nano),
+        spentNano: BigInt(row.spent_nano),
+        reservedNano: BigInt(row.reserved_nano),
+      };
+      this.balances.set(ownerId, { balance, loadedAt: this.clock.now() });
+      return balance;
+    } catch {
+      // The database is away: keep admitting on the last known balance.
+      if (stale) return stale.balance;
+      throw new GatewayError('service_unavailable', 'The gateway cannot check budgets right now; retry shortly.', 1);
+    } finally {
+      this.loading.delete(ownerId);
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import type { UsageFigures } from './usage-figures';
+
+/** A usage record as the request path produces it, before the writer stores it. */
+export interface UsageDraft {
+  requestId: string;
+  clientRequestId: string | null;
+  keyId: string;
+  ownerId: string;
+  model: string;
+  interface: string;
+  line: string | null;
+  translatedTo: string | null;
+  status: number;
+  errorCode: string | null;
+  stream: boolean;
+  usage: UsageFigures | undefined;
+  costNano: bigint;
+  startedAt: Date;
+  durationMs: number;
+  upstreamHeadersMs: number | null;
+}

@@ -1,0 +1,174 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { OwnerBalance, QuotaService } from './quota.service';
+import type { UsageDraft } from './usage-draft';
+
+export interface UsageWriterSettings {
+  /** Longest time a record waits before its batch is written. */
+  flushIntervalMs: number;
+  /** Records per INSERT. */
+  batchSize: number;
+  /** On shutdown, how long to keep retrying while the database is away. */
+  shutdownDeadlineMs: number;
+}
+export const USAGE_WRITER_SETTINGS = Symbol('USAGE_WRITER_SETTINGS');
+
+const COLUMNS = [
+  'request_id', 'client_request_id', 'key_id', 'owner_id', 'model', 'interface', 'line', 'translated_to',
+  'status', 'error_code', 'stream', 'usage', 'cost_nano', 'started_at', 'duration_ms', 'upstream_headers_ms',
+] as const;
+
+function rowOf(draft: UsageDraft): unknown[] {
+  return [
+    draft.requestId, draft.clientRequestId, draft.keyId, draft.ownerId, draft.model, draft.interface, draft.line,
+    draft.translatedTo, draft.status, draft.errorCode, draft.stream, draft.usage ? JSON.stringify(draft.usage) : null,
+    draft.costNano.toString(), draft.startedAt, draft.durationMs, draft.upstreamHeadersMs,
+  ];
+}
+
+/**
+ * Writes usage records off the request path, in batches. A batch is one transaction that
+ * inserts the records (a request id already stored is skipped, so a retried batch never
+ * bills twice) and adds their cost to each owner's spend. While the database is away the
+ * records stay queued and the batch is retried with back-off; shutdown waits for the queue.
+ */
+@Injectable()
+export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
+  private readonly logger = new Logger(UsageWriter.name);
+  private queue: UsageDraft[] = [];
+  private readonly queuedById = new Map<string, UsageDraft>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  private failures = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly quota: QuotaService,
+    @Inject(USAGE_WRITER_SETTINGS) private readonly settings: UsageWriterSettings,
+  ) {}
+
+  enqueue(draft: UsageDraft): void {
+    this.queue.push(draft);
+    this.queuedById.set(draft.requestId, draft);
+    this.quota.addUnwritten(draft.ownerId, draft.costNano);
+    if (this.queue.length >= this.settings.batchSize) this.flushSoon(0);
+    else this.flushSoon(this.settings.flushIntervalMs);
+  }
+
+  /** A record still waiting to be written, so lookups see a call at once. */
+  findQueued(requestId: string): UsageDraft | undefined {
+    return this.queuedById.get(requestId);
+  }
+
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  /** Writes everything queued now; resolves when the queue is empty or a write failed. */
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.flushing) await this.flushing;
+    while (this.queue.length > 0) {
+      this.flushing = this.writeBatch();
+      try {
+        await this.flushing;
+      } finally {
+        this.flushing = undefined;
+      }
+      if (this.failures > 0) return;
+    }
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const deadline = Date.now() + this.settings.shutdownDeadlineMs;
+    await this.flush();
+    while (this.queue.length > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500, this.settings.flushIntervalMs * 4)));
+      await this.flush();
+    }
+    if (this.queue.length > 0) {
+      this.logger.error(`${this.queue.length} usage records could not be written before shutdown`);
+    }
+    this.stopped = true;
+  }
+
+  onModuleDestroy(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.stopped = true;
+  }
+
+  private flushSoon(delayMs: number): void {
+    if (this.stopped || this.flushing) return;
+    if (this.timer && delayMs > 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush().then(() => this.scheduleRetry());
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private scheduleRetry(): void {
+    if (this.queue.length === 0 || this.stopped) return;
+    const backoff = this.failures > 0 ? Math.min(5000, 100 * 2 ** Math.min(this.failures, 6)) : 0;
+    this.flushSoon(backoff);
+  }
+
+  private async writeBatch(): Promise<void> {
+    const batch = this.queue.slice(0, this.settings.batchSize);
+    try {
+      const balances = await this.dataSource.transaction((manager) => this.store(manager, batch));
+      this.queue = this.queue.slice(batch.length);
+      for (const draft of batch) this.queuedById.delete(draft.requestId);
+      const costs = new Map<string, bigint>();
+      for (const draft of batch) costs.set(draft.ownerId, (costs.get(draft.ownerId) ?? 0n) + draft.costNano);
+      for (const [ownerId, cost] of costs) this.quota.written(ownerId, cost, balances.get(ownerId));
+      this.failures = 0;
+    } catch (error) {
+      this.failures += 1;
+      if (this.failures === 1 || this.failures % 20 === 0) {
+        this.logger.warn(`usage batch of ${batch.length} not written yet (attempt ${this.failures}): ${String(error)}`);
+      }
+    }
+  }
+
+  private async store(manager: EntityManager, batch: UsageDraft[]): Promise<Map<string, OwnerBalance>> {
+    const parameters: unknown[] = [];
+    const tuples = batch.map((draft) => {
+      const row = rowOf(draft);
+      const start = parameters.length;
+      parameters.push(...row);
+      return `(${row.map((_, index) => `$${start + index + 1}`).join(', ')})`;
+    });
+    const inserted: Array<{ request_id: string }> = await manager.query(
+      `INSERT INTO usage_record (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
+       ON CONFLICT (request_id) DO NOTHING RETURNING request_id`,
+      parameters,
+    );
+    const insertedIds = new Set(inserted.map((row) => row.request_id));
+    const spend = new Map<string, bigint>();
+    for (const draft of batch) {
+      if (!insertedIds.has(draft.requestId) || draft.costNano === 0n) continue;
+      spend.set(draft.ownerId, (spend.get(draft.ownerId) ?? 0n) + draft.costNano);
+    }
+    const balances = new Map<string, OwnerBalance>();
+    for (const [ownerId, cost] of spend) {
+      const rows: Array<{ budget_nano: string | null; spent_nano: string; reserved_nano: string }> = await manager.query(
+        `UPDATE quota_owner SET spent_nano = spent_nano + $2, updated_at = now() WHERE id = $1
+         RETURNING budget_nano, spent_nano, reserved_nano`,
+        [ownerId, cost.toString()],
+      );
+      const row = Array.isArray(rows[0]) ? (rows[0] as unknown as typeof rows)[0] : rows[0];
+      if (row) {
+        balances.set(ownerId, {
+          budgetNano: row.budget_nano === null ? null : BigInt(row.budget_nano),
+          spentNano: BigInt(row.spent_nano),
+          reservedNano: BigInt(row.reserved_nano),
+        });
+      }
+    }
+    return balances;
+  }
+}

@@ -1,0 +1,182 @@
+import { Injectable } from '@nestjs/common';
+import type { IncomingHttpHeaders } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
+import type { InterfaceName, ModelConfig } from '../config/gateway-config';
+import { GatewayError } from '../common/gateway-error';
+import { Line, LineRegistry } from './line-registry';
+import { UpstreamClient, UpstreamResponse } from './upstream-client';
+import { defaultAuthStyle, upstreamRequestHeaders } from './header-policy';
+import { AttemptFailure, classifyFailure, isCredentialStatus, isRetryableStatus } from './upstream-failure';
+
+export interface ForwardRequest {
+  entry: InterfaceName;
+  model: ModelConfig;
+  path: string;
+  body: Buffer;
+  incomingHeaders: IncomingHttpHeaders;
+  signal: AbortSignal;
+}
+
+/** An upstream answer whose headers arrived; the caller reads the body, then calls `done`. */
+export interface OpenedResponse extends UpstreamResponse {
+  line: Line;
+  headersMs: number;
+  /** Frees the line's concurrency slot; call once, when the body is consumed or abandoned. */
+  done(): void;
+}
+
+/** A call that was sent upstream but produced no usable answer (for the usage record). */
+export class ForwardFailure extends GatewayError {
+  constructor(
+    error: GatewayError,
+    readonly line: Line,
+    readonly failure: AttemptFailure | 'credentials',
+  ) {
+    super(error.code, error.message, error.retryAfterSeconds);
+  }
+}
+
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Sends a call to the model's lines in order (DESIGN.md section 7): cooling and full lines
+ * are skipped; a refused connection or a timeout cools the line and moves on; a reset, a 429
+ * or a 5xx before the first byte moves on; when no line is left the client gets the last
+ * upstream answer as it came.
+ */
+@Injectable()
+export class ForwardService {
+  constructor(
+    private readonly lines: LineRegistry,
+    private readonly client: UpstreamClient,
+  ) {}
+
+  async open(request: ForwardRequest): Promise<OpenedResponse> {
+    const candidates = this.usableLines(request.model);
+    let lastAnswer: OpenedResponse | undefined;
+    let lastFailure: ForwardFailure | undefined;
+    for (let index = 0; index < candidates.length; index++) {
+      const line = candidates[index];
+      if (line.isFull() || this.lines.isCooling(line)) continue;
+      const isLast = index === candidates.length - 1;
+      const outcome = await this.attempt(line, request);
+      if ('failure' in outcome) {
+        lastFailure = outcome.failure;
+        if (outcome.failure.failure === 'aborted') throw outcome.failure;
+        continue;
+      }
+      const answer = outcome.answer;
+      if (isCredentialStatus(answer.statusCode)) {
+        await discard(answer);
+        lastFailure = new ForwardFailure(
+          new GatewayError('upstream_failed', `The upstream refused the gateway's credentials (HTTP ${answer.statusCode}).`),
+          line,
+          'credentials',
+        );
+        continue;
+      }
+      if (!isRetryableStatus(answer.statusCode) || isLast) {
+        if (lastAnswer) await discard(lastAnswer);
+        return answer;
+      }
+      if (lastAnswer) await discard(lastAnswer);
+      lastAnswer = await buffered(answer);
+    }
+    if (lastAnswer) return lastAnswer;
+    if (lastFailure) throw lastFailure;
+    throw new GatewayError('rate_limit_exceeded', 'Every upstream line of this model is busy; retry later.', BUSY_RETRY_AFTER_SECONDS);
+  }
+
+  /** The model's lines in order; 503 at once when every one of them is cooling down. */
+  private usableLines(model: ModelConfig): Line[] {
+    const lines = model.lines.map((id) => this.lines.get(id));
+    if (lines.every((line) => this.lines.isCooling(line))) {
+      throw new GatewayError('service_unavailable', `No upstream line is available for model ${model.id}.`, 1);
+    }
+    if (lines.every((line) => line.isFull() || this.lines.isCooling(line))) {
+      throw new GatewayError('rate_limit_exceeded', 'Every upstream line of this model is busy; retry later.', BUSY_RETRY_AFTER_SECONDS);
+    }
+    return lines;
+  }
+
+  private async attempt(
+    line: Line,
+    request: ForwardRequest,
+  ): Promise<{ answer: OpenedResponse } | { failure: ForwardFailure }> {
+    const started = performance.now();
+    line.inFlight += 1;
+    let released = false;
+    const done = (): void => {
+      if (released) return;
+      released = true;
+      line.inFlight -= 1;
+    };
+    try {
+      const response = await this.client.send(line, {
+        method: 'POST',
+        path: request.path,
+        headers: upstreamRequestHeaders(request.incomingHeaders, request.entry, {
+          style: line.config.auth ?? defaultAuthStyle(request.entry),
+          apiKey: line.config.apiKey,
+        }),
+        body: request.body,
+        signal: request.signal,
+      });
+      return { answer: { ...response, line, headersMs: performance.now() - started, done } };
+    } catch (error) {
+      done();
+      const failure = classifyFailure(error, request.signal.aborted);
+      if (failure === 'refused' || failure === 'timeout') this.lines.coolDown(line);
+      return { failure: new ForwardFailure(gatewayErrorOf(failure, line), line, failure) };
+    }
+  }
+}
+
+function gatewayErrorOf(failure: AttemptFailure, line: Line): GatewayError {
+  switch (failure) {
+    case 'timeout':
+      return new GatewayError('upstream_timeout', `The upstream did not answer within ${line.config.timeoutMs} ms.`);
+    case 'refused':
+      return new GatewayError('upstream_failed', 'The upstream could not be reached.');
+    case 'reset':
+      return new GatewayError('upstream_failed', 'The upstream closed the connection before answering.');
+    case 'aborted':
+      return new GatewayError('upstream_failed', 'The client closed the request.');
+  }
+}
+
+const MAX_BUFFERED_ERROR_BYTES = 1 << 20;
+
+/** Reads and drops an answer that will not be used, so its keep-alive socket is reused. */
+async function discard(answer: OpenedResponse): Promise<void> {
+  let size = 0;
+  try {
+    for await (const chunk of answer.body) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BUFFERED_ERROR_BYTES) break;
+    }
+  } catch {
+    // Nothing to keep from it either way.
+  } finally {
+    answer.body.destroy();
+    answer.done();
+  }
+}
+
+/** Reads a failed answer completely, so its line is freed while the next line is tried. */
+async function buffered(answer: OpenedResponse): Promise<OpenedResponse> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of answer.body) {
+      size += (chunk as Buffer).length;
+      if (size <= MAX_BUFFERED_ERROR_BYTES) chunks.push(chunk as Buffer);
+    }
+  } catch {
+    // A broken error body still counts as that line's answer.
+  } finally {
+    answer.done();
+  }
+  return { ...answer, body: Readable.from([Buffer.concat(chunks)]), done: () => undefined };
+}

@@ -1,0 +1,65 @@
+/** Shared types of the upstream simulator: what tests configure and what they can inspect. */
+
+/** One request as the simulator received it, kept in arrival order. */
+export interface RecordedRequest {
+  method: string;
+  /** Path including the query string, exactly as sent. */
+  path: string;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+  /** Parsed body when it was valid JSON. */
+  json?: unknown;
+}
+
+/**
+ * A fault to inject into the next request(s) on a path.
+ * - `{ status }`: answer with that status, the vendor's error body (or `body`) and `headers`.
+ * - `delay`: wait before the response headers, then answer normally.
+ * - `reset-before-headers`: destroy the socket without any response.
+ * - `reset-mid-stream`: destroy the socket after `afterEvents` SSE events (JSON: after half the body).
+ * - `never-respond`: keep the request open until the client gives up or the simulator stops.
+ * - `stall-mid-stream`: stop writing after `afterEvents` SSE events (JSON: after half the body).
+ */
+export type Failure =
+  | { status: number; body?: unknown; headers?: Record<string, string> }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'reset-before-headers' }
+  | { kind: 'reset-mid-stream'; afterEvents: number }
+  | { kind: 'never-respond' }
+  | { kind: 'stall-mid-stream'; afterEvents: number };
+
+/** A failure that lets the answer start and then breaks it. */
+export type Interruption = Extract<Failure, { kind: 'reset-mid-stream' | 'stall-mid-stream' }>;
+
+export interface UpstreamSimulatorOptions {
+  /** When set, requests must carry this key in the route's credential header, else 401. */
+  apiKey?: string;
+  /** Pause between SSE events, on top of the event-loop yield every event gets. */
+  chunkDelayMs?: number;
+}
+
+/** Whose wire conventions a route follows: error shape, credential header, request-id header. */
+export type Vendor = 'openai' | 'anthropic';
+
+/** One server-sent event; `event` is the optional `event:` line. */
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
+
+/** What a route handler gets: the parsed request and a way to answer it. */
+export interface RouteContext {
+  request: RecordedRequest;
+  body: Record<string, unknown>;
+  /** The body as text, for rules that look at the raw bytes (the "cache-me" marker). */
+  rawBody: string;
+  json(status: number, body: unknown): Promise<void>;
+  events(events: SseEvent[]): Promise<void>;
+  /** Answers with the route vendor's error shape. */
+  reject(status: number, message: string): Promise<void>;
+}
+
+export interface Route {
+  vendor: Vendor;
+  handle(context: RouteContext): Promise<void>;
+}

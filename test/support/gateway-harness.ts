@@ -1,0 +1,79 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DataSource } from 'typeorm';
+import { createGatewayApp } from '../../src/app.factory';
+import { loadGatewayConfig } from '../../src/config/config.loader';
+import { defaultSettings, GatewayOptions } from '../../src/gateway-options';
+import { UsageWriter } from '../../src/metering/usage-writer.service';
+import { UsageRecord } from '../../src/metering/usage-record.entity';
+import { UpstreamSimulator } from '../simulator/upstream-simulator';
+import { createTestDatabase, TestDatabase } from './test-database';
+import { standardConfigYaml, VENDOR_KEY } from './test-config';
+
+export const ADMIN_TOKEN_FOR_TESTS = 'admin-token-for-tests';
+
+export interface HarnessOptions {
+  /** Builds the YAML from the simulator URL; default: the standard test configuration. */
+  configYaml?: (simulatorUrl: string) => string;
+  settings?: Partial<Omit<GatewayOptions, 'config' | 'database'>>;
+}
+
+/**
+ * One real gateway on a real port in front of the upstream simulator, on its own database.
+ */
+export class GatewayHarness {
+  private constructor(
+    readonly app: NestFastifyApplication,
+    readonly url: string,
+    readonly simulator: UpstreamSimulator,
+    private readonly database: TestDatabase,
+  ) {}
+
+  static async start(options: HarnessOptions = {}): Promise<GatewayHarness> {
+    const simulator = new UpstreamSimulator({ apiKey: VENDOR_KEY });
+    const simulatorUrl = await simulator.start();
+    const database = await createTestDatabase();
+    const yaml = (options.configYaml ?? standardConfigYaml)(simulatorUrl);
+    const config = loadGatewayConfig(yaml, { TEST_VENDOR_KEY: VENDOR_KEY });
+    const defaults = defaultSettings();
+    const app = await createGatewayApp(
+      {
+        config,
+        database: database.settings,
+        adminToken: ADMIN_TOKEN_FOR_TESTS,
+        ...defaults,
+        usageWriter: { ...defaults.usageWriter, flushIntervalMs: 20 },
+        lines: { ...defaults.lines, cooldownMs: 500 },
+        ...options.settings,
+      },
+      { logger: false },
+    );
+    await app.listen(0, '127.0.0.1');
+    const address = app.getHttpServer().address() as { port: number };
+    return new GatewayHarness(app, `http://127.0.0.1:${address.port}`, simulator, database);
+  }
+
+  get dataSource(): DataSource {
+    return this.app.get(DataSource);
+  }
+
+  /** Writes every queued usage record now. */
+  async flushUsage(): Promise<void> {
+    await this.app.get(UsageWriter).flush();
+  }
+
+  async usageRecords(): Promise<UsageRecord[]> {
+    await this.flushUsage();
+    return this.dataSource.getRepository(UsageRecord).find({ order: { startedAt: 'ASC' } });
+  }
+
+  async usageRecord(requestId: string): Promise<UsageRecord | null> {
+    await this.flushUsage();
+    return this.dataSource.getRepository(UsageRecord).findOneBy({ requestId });
+  }
+
+  async stop(): Promise<void> {
+    await this.app.close();
+    await this.simulator.stop();
+    await this.database.drop();
+  }
+}

@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import type { DatabaseSettings } from '../../src/database/data-source';
+
+/**
+ * The database of one test gateway: embedded PGlite in memory by default; with
+ * TEST_DATABASE_URL (set by `npm run test:pg`) a fresh database on that real PostgreSQL
+ * server, dropped again afterwards.
+ */
+export interface TestDatabase {
+  settings: DatabaseSettings;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) return { settings: { dataDir: 'memory' }, drop: async () => undefined };
+  const name = `gateway_test_${randomBytes(6).toString('hex')}`;
+  await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    settings: { url: url.toString(), dataDir: 'memory', poolSize: 5 },
+    drop: () => withClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
+}
+
+async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
