@@ -14,7 +14,7 @@ import {
   type ToolSpec,
   type Turn,
 } from './scripted-model';
-import { jsonEvent } from './sse-writer';
+import { jsonEvent, obfuscation } from './sse-writer';
 import type { Route, SseEvent } from './simulator-types';
 
 /**
@@ -163,7 +163,7 @@ export function encodeChatStream(reply: Reply, frame: ChatFrame, options: Stream
       choices,
     };
     if (options.includeUsage) data.usage = usage;
-    if (options.includeObfuscation) data.obfuscation = newId('', 4 + (frame.id.length % 7));
+    if (options.includeObfuscation) data.obfuscation = obfuscation(JSON.stringify(choices));
     return jsonEvent(data);
   };
   const choice = (delta: unknown, finish: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });

@@ -1,6 +1,6 @@
-import { newId, splitFixed, splitWords, type Reply } from './scripted-model';
+import { splitFixed, splitWords, type Reply } from './scripted-model';
 import { encodeResponse, type OutputItem, type ResponseFrame } from './responses-encoding';
-import { jsonEvent } from './sse-writer';
+import { jsonEvent, obfuscation } from './sse-writer';
 import type { SseEvent } from './simulator-types';
 
 /**
@@ -40,11 +40,6 @@ function streamItem(log: EventLog, item: OutputItem, outputIndex: number): void 
     case 'function_call':
       return streamFunctionCall(log, item, outputIndex);
   }
-}
-
-/** Random padding the API adds to delta events so their sizes do not leak the text. */
-function obfuscation(delta: string): string {
-  return newId('', 16 - (delta.length % 12));
 }
 
 function streamReasoning(log: EventLog, item: Extract<OutputItem, { type: 'reasoning' }>, outputIndex: number): void {

@@ -13,7 +13,8 @@ export interface RecordedRequest {
 
 /**
  * A fault to inject into the next request(s) on a path.
- * - `{ status }`: answer with that status, the vendor's error body (or `body`) and `headers`.
+ * - `{ status }`: answer with that status, the vendor's error body (or `body`: JSON, or a string
+ *   sent as is) and `headers`.
  * - `delay`: wait before the response headers, then answer normally.
  * - `reset-before-headers`: destroy the socket without any response.
  * - `reset-mid-stream`: destroy the socket after `afterEvents` SSE events (JSON: after half the body).

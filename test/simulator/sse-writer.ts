@@ -22,6 +22,14 @@ export function jsonEvent(data: unknown, event?: string): SseEvent {
 }
 
 /**
+ * Random padding OpenAI adds to streamed deltas (`obfuscation`, on unless
+ * `stream_options.include_obfuscation` is false) so event sizes do not reveal the text.
+ */
+export function obfuscation(delta: string): string {
+  return newId('', 16 - (delta.length % 12));
+}
+
+/**
  * Writes one answer, JSON or SSE, and applies a mid-answer failure when one is planned.
  * Every SSE event is its own socket write followed by a turn of the event loop, like tokens
  * arriving from a real model, so readers see genuine chunk boundaries.
@@ -33,9 +41,16 @@ export class ResponseWriter {
   ) {}
 
   async json(status: number, body: unknown, headers: Record<string, string> = {}): Promise<void> {
-    const payload = Buffer.from(JSON.stringify(body));
+    return this.whole(status, Buffer.from(JSON.stringify(body)), { 'content-type': 'application/json', ...headers });
+  }
+
+  /** For bodies that are not JSON at all, like the HTML error page of a proxy in front of a vendor. */
+  async text(status: number, body: string, headers: Record<string, string> = {}): Promise<void> {
+    return this.whole(status, Buffer.from(body), { 'content-type': 'text/plain; charset=utf-8', ...headers });
+  }
+
+  private async whole(status: number, payload: Buffer, headers: Record<string, string>): Promise<void> {
     this.response.writeHead(status, {
-      'content-type': 'application/json',
       'content-length': String(payload.length),
       ...this.requestIdHeader(),
       ...headers,

@@ -78,6 +78,16 @@ describe(UpstreamSimulator.name, () => {
     expect(JSON.parse(outcome.text)).toEqual({ custom: true });
   });
 
+  it('sends a planned string body as plain text', async () => {
+    simulator.failNext('/v1/responses', { status: 502, body: '<html>Bad gateway</html>', headers: { 'content-type': 'text/html' } });
+
+    const outcome = await rawPost(`${baseUrl}/v1/responses`, {}, { headers: bearer });
+
+    expect(outcome.status).toBe(502);
+    expect(outcome.headers?.['content-type']).toBe('text/html');
+    expect(outcome.text).toBe('<html>Bad gateway</html>');
+  });
+
   it('holds the headers back for a planned delay, then answers normally', async () => {
     simulator.failNext('/v1/chat/completions', { kind: 'delay', ms: 150 });
 

@@ -121,6 +121,7 @@ export class UpstreamSimulator {
     const vendor: Vendor = route?.vendor ?? 'openai';
     const writer = this.writerFor(response, vendor, failure);
     if (failure && 'status' in failure) {
+      if (typeof failure.body === 'string') return writer.text(failure.status, failure.body, failure.headers);
       const errorBody = failure.body ?? vendorError(vendor, failure.status, `Simulated upstream failure (${failure.status})`);
       return writer.json(failure.status, errorBody, failure.headers);
     }
