@@ -6,6 +6,7 @@ import 'reflect-metadata';
 import { createGatewayApp } from '../src/app.factory';
 import { loadGatewayConfig } from '../src/config/config.loader';
 import { defaultSettings } from '../src/gateway-options';
+import { installGracefulShutdown } from '../src/common/graceful-shutdown';
 import { UpstreamSimulator } from '../test/simulator/upstream-simulator';
 
 const DEMO_KEY = 'gk-demo-0000000000000001';
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
     { config, database: { dataDir: process.env.DATA_DIR ?? 'memory' }, adminToken, ...defaultSettings(process.env) },
     { logger: ['error', 'warn'] },
   );
+  installGracefulShutdown(app, 5_000);
   const port = Number(process.env.PORT ?? 8080);
   await app.listen(port, '127.0.0.1');
   const base = `http://127.0.0.1:${port}`;

@@ -40,9 +40,10 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     request.startedAt = performance.now();
     // On the raw response, so it survives replies that bypass Fastify (streams) too.
     reply.raw.setHeader('x-request-id', request.id);
+    // The messages SDK reads its request id from `request-id` (`message._request_id`).
+    if (request.url.startsWith('/v1/messages')) reply.raw.setHeader('request-id', request.id);
     done();
   });
   app.useGlobalFilters(new GatewayExceptionFilter());
-  app.enableShutdownHooks();
   return app;
 }

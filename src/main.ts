@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { createGatewayApp } from './app.factory';
 import { gatewayOptionsFromEnv } from './gateway-options';
 import { ConfigError } from './config/config.loader';
+import { installGracefulShutdown } from './common/graceful-shutdown';
 
 async function bootstrap(): Promise<void> {
   let options;
@@ -14,6 +15,7 @@ async function bootstrap(): Promise<void> {
     process.exit(1);
   }
   const app = await createGatewayApp(options);
+  installGracefulShutdown(app, Number(process.env.SHUTDOWN_DRAIN_MS ?? 30_000));
   const port = Number(process.env.PORT ?? 8080);
   const host = process.env.HOST ?? '0.0.0.0';
   await app.listen(port, host);

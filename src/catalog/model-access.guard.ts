@@ -1,13 +1,14 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import type { InterfaceName, ModelConfig } from '../config/gateway-config';
+import type { ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
 import { readValue, scanTopLevel, TopLevelField } from '../common/json-scan';
 import { mayUseModel } from '../auth/principal';
 import { QuotaService } from '../metering/quota.service';
 import { CatalogService } from './catalog.service';
-import { ENTRY_METADATA } from './entry.decorator';
+import { ENTRY_METADATA, EntryDeclaration } from './entry.decorator';
+import { isTranslatableEntry, TextProtocol, translationTarget } from '../translation/translation-routes';
 
 /**
  * Admits a JSON model call: the body is a JSON object without repeated top-level fields and
@@ -25,7 +26,7 @@ export class ModelAccessGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const entry = this.reflector.get<InterfaceName>(ENTRY_METADATA, context.getHandler());
+    const declaration = this.reflector.get<EntryDeclaration>(ENTRY_METADATA, context.getHandler());
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const scan = scanTopLevel(body);
     if (!scan.ok) throw new GatewayError('invalid_request', scan.message);
@@ -33,10 +34,12 @@ export class ModelAccessGuard implements CanActivate {
     if (modelId === undefined) {
       throw new GatewayError('invalid_request', 'Request body must be a JSON object with a string "model" field.');
     }
-    const model = this.resolve(modelId, request, entry);
+    const model = this.resolve(modelId, request);
+    const translateTo = this.upstreamProtocol(model, declaration);
     await this.quota.admit(request.principal!.ownerId);
     request.call = {
-      entry,
+      entry: declaration.entry,
+      translateTo,
       model,
       body,
       fields: scan.fields,
@@ -45,7 +48,7 @@ export class ModelAccessGuard implements CanActivate {
     return true;
   }
 
-  private resolve(modelId: string, request: FastifyRequest, entry: InterfaceName): ModelConfig {
+  private resolve(modelId: string, request: FastifyRequest): ModelConfig {
     const model = this.catalog.find(modelId);
     if (!model) {
       throw new GatewayError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist; GET /v1/models lists the model ids.`);
@@ -53,10 +56,17 @@ export class ModelAccessGuard implements CanActivate {
     if (!mayUseModel(request.principal!, model.id)) {
       throw new GatewayError('model_not_allowed', `This API key may not use the model ${JSON.stringify(modelId)}.`);
     }
-    if (!model.interfaces.includes(entry)) {
-      throw new GatewayError('invalid_request', `The model ${JSON.stringify(modelId)} does not offer the ${entry} interface.`);
-    }
     return model;
+  }
+
+  /** Undefined for a native call; the upstream protocol for a translated one; else 400. */
+  private upstreamProtocol(model: ModelConfig, { entry, translatable }: EntryDeclaration): TextProtocol | undefined {
+    if (model.interfaces.includes(entry)) return undefined;
+    const target = translatable && isTranslatableEntry(entry) ? translationTarget(entry, model.interfaces) : undefined;
+    if (!target) {
+      throw new GatewayError('invalid_request', `The model ${JSON.stringify(model.id)} does not offer the ${entry} interface.`);
+    }
+    return target;
   }
 }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { GatewayError, statusOf } from '../common/gateway-error';
-import { errorBody } from '../common/error-body';
+import { dialectOfPath, errorBody } from '../common/error-body';
 import { ForwardFailure, ForwardService, OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
 import { SseEventSplitter } from '../translation/sse/decode-sse';
@@ -57,7 +57,7 @@ export class NativeCallService {
         ? await this.pipeStream(opened, response, meter, call.entry)
         : await this.sendWhole(opened, response, meter);
     } catch {
-      outcome = { status: CLIENT_CLOSED, line: opened.line.id, errorCode: 'client_closed', figures: meter.figures(), upstreamHeadersMs: opened.headersMs };
+      outcome = this.brokenOutcome(request, response, opened, meter);
     } finally {
       opened.done();
       response.off('close', onClose);
@@ -134,6 +134,25 @@ export class NativeCallService {
     response.end();
     outcome.figures = meter.figures();
     return outcome;
+  }
+
+  /**
+   * The answer could not be completed: the client left (499), or the upstream broke off
+   * before the gateway had sent anything (502 to the client), or after (the client's
+   * connection is closed, so it sees a truncated answer).
+   */
+  private brokenOutcome(request: FastifyRequest, response: ServerResponse, opened: OpenedResponse, meter: ResponseMeter): CallOutcome {
+    const base = { line: opened.line.id, figures: meter.figures(), upstreamHeadersMs: opened.headersMs };
+    if (response.destroyed) return { ...base, status: CLIENT_CLOSED, errorCode: 'client_closed' };
+    if (response.headersSent) {
+      response.destroy();
+      return { ...base, status: opened.statusCode, errorCode: 'upstream_stream_broken' };
+    }
+    const failure = new GatewayError('upstream_failed', 'The upstream broke off its answer before it was complete.');
+    const body = errorBody(failure, dialectOfPath(request.url));
+    response.writeHead(statusOf(failure.code), { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    response.end(body);
+    return { ...base, status: statusOf(failure.code), errorCode: failure.code };
   }
 
   private failureOutcome(error: ForwardFailure, clientGone: boolean): CallOutcome {

@@ -1,10 +1,13 @@
 import type { Principal } from '../auth/principal';
 import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import type { TopLevelField } from './json-scan';
+import type { TextProtocol } from '../translation/translation-routes';
 
 /** What the guards established about a data-plane call, handed to the services. */
 export interface AdmittedCall {
   entry: InterfaceName;
+  /** Set when the model lacks the entry's interface and the call is translated to this protocol. */
+  translateTo?: TextProtocol;
   model: ModelConfig;
   body: Buffer;
   fields: Map<string, TopLevelField>;

@@ -9,6 +9,21 @@ export interface OwnerBalance {
   reservedNano: bigint;
 }
 
+/** An owner row's money columns as the drivers return them (bigint as text). */
+export interface BalanceRow {
+  budget_nano: string | null;
+  spent_nano: string;
+  reserved_nano: string;
+}
+
+export function balanceOf(row: BalanceRow): OwnerBalance {
+  return {
+    budgetNano: row.budget_nano === null ? null : BigInt(row.budget_nano),
+    spentNano: BigInt(row.spent_nano),
+    reservedNano: BigInt(row.reserved_nano),
+  };
+}
+
 export interface QuotaSettings {
   /** How long a balance read from the database is trusted. */
   balanceTtlMs: number;
@@ -82,18 +97,12 @@ export class QuotaService {
 
   private async load(ownerId: string, stale: CachedBalance | undefined): Promise<OwnerBalance | null> {
     try {
-      const rows: Array<{ budget_nano: string | null; spent_nano: string; reserved_nano: string }> =
-        await this.dataSource.query(
-          'SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1',
-          [ownerId],
-        );
-      const row = rows[0];
-      if (!row) return null;
-      const balance = {
-        budgetNano: row.budget_nano === null ? null : BigInt(row.budget_nano),
-        spentNano: BigInt(row.spent_nano),
-        reservedNano: BigInt(row.reserved_nano),
-      };
+      const rows: BalanceRow[] = await this.dataSource.query(
+        'SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1',
+        [ownerId],
+      );
+      if (!rows[0]) return null;
+      const balance = balanceOf(rows[0]);
       this.balances.set(ownerId, { balance, loadedAt: this.clock.now() });
       return balance;
     } catch {

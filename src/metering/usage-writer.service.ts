@@ -1,7 +1,8 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { OwnerBalance, QuotaService } from './quota.service';
+import { BalanceRow, balanceOf, OwnerBalance, QuotaService } from './quota.service';
 import type { UsageDraft } from './usage-draft';
+import { returnedRows } from '../database/returned-rows';
 
 export interface UsageWriterSettings {
   /** Longest time a record waits before its batch is written. */
@@ -24,6 +25,17 @@ function rowOf(draft: UsageDraft): unknown[] {
     draft.translatedTo, draft.status, draft.errorCode, draft.stream, draft.usage ? JSON.stringify(draft.usage) : null,
     draft.costNano.toString(), draft.startedAt, draft.durationMs, draft.upstreamHeadersMs,
   ];
+}
+
+/** PostgreSQL data exceptions (class 22) and integrity violations (23): the record, not the database. */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown; driverError?: { code?: unknown } } | null)?.code
+    ?? (error as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+function draftForLog(draft: UsageDraft): Record<string, unknown> {
+  return { ...draft, costNano: draft.costNano.toString() };
 }
 
 /**
@@ -118,20 +130,42 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
 
   private async writeBatch(): Promise<void> {
     const batch = this.queue.slice(0, this.settings.batchSize);
+    const outcome = await this.tryStore(batch);
+    if (outcome !== 'bad_record') return;
+    // One record the database refuses must not hold back the others: write them one by one.
+    for (const draft of batch) {
+      const single = await this.tryStore([draft]);
+      if (single === 'retry') return;
+      if (single === 'bad_record') {
+        this.logger.error(`usage record ${draft.requestId} refused by the database and set aside: ${JSON.stringify(draftForLog(draft))}`);
+        this.acknowledge([draft], new Map());
+      }
+    }
+  }
+
+  /** Stores the records at the head of the queue and takes them off it when that worked. */
+  private async tryStore(batch: UsageDraft[]): Promise<'stored' | 'retry' | 'bad_record'> {
     try {
       const balances = await this.dataSource.transaction((manager) => this.store(manager, batch));
-      this.queue = this.queue.slice(batch.length);
-      for (const draft of batch) this.queuedById.delete(draft.requestId);
-      const costs = new Map<string, bigint>();
-      for (const draft of batch) costs.set(draft.ownerId, (costs.get(draft.ownerId) ?? 0n) + draft.costNano);
-      for (const [ownerId, cost] of costs) this.quota.written(ownerId, cost, balances.get(ownerId));
+      this.acknowledge(batch, balances);
       this.failures = 0;
+      return 'stored';
     } catch (error) {
+      if (isDataError(error)) return 'bad_record';
       this.failures += 1;
       if (this.failures === 1 || this.failures % 20 === 0) {
         this.logger.warn(`usage batch of ${batch.length} not written yet (attempt ${this.failures}): ${String(error)}`);
       }
+      return 'retry';
     }
+  }
+
+  private acknowledge(batch: UsageDraft[], balances: Map<string, OwnerBalance>): void {
+    this.queue.splice(0, batch.length);
+    for (const draft of batch) this.queuedById.delete(draft.requestId);
+    const costs = new Map<string, bigint>();
+    for (const draft of batch) costs.set(draft.ownerId, (costs.get(draft.ownerId) ?? 0n) + draft.costNano);
+    for (const [ownerId, cost] of costs) this.quota.written(ownerId, cost, balances.get(ownerId));
   }
 
   private async store(manager: EntityManager, batch: UsageDraft[]): Promise<Map<string, OwnerBalance>> {
@@ -150,24 +184,20 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
     const insertedIds = new Set(inserted.map((row) => row.request_id));
     const spend = new Map<string, bigint>();
     for (const draft of batch) {
-      if (!insertedIds.has(draft.requestId) || draft.costNano === 0n) continue;
+      // delete(): a request id that occurs twice in one batch is stored, and billed, once.
+      if (!insertedIds.delete(draft.requestId) || draft.costNano === 0n) continue;
       spend.set(draft.ownerId, (spend.get(draft.ownerId) ?? 0n) + draft.costNano);
     }
     const balances = new Map<string, OwnerBalance>();
     for (const [ownerId, cost] of spend) {
-      const rows: Array<{ budget_nano: string | null; spent_nano: string; reserved_nano: string }> = await manager.query(
-        `UPDATE quota_owner SET spent_nano = spent_nano + $2, updated_at = now() WHERE id = $1
-         RETURNING budget_nano, spent_nano, reserved_nano`,
-        [ownerId, cost.toString()],
+      const [row] = returnedRows<BalanceRow>(
+        await manager.query(
+          `UPDATE quota_owner SET spent_nano = spent_nano + $2, updated_at = now() WHERE id = $1
+           RETURNING budget_nano, spent_nano, reserved_nano`,
+          [ownerId, cost.toString()],
+        ),
       );
-      const row = Array.isArray(rows[0]) ? (rows[0] as unknown as typeof rows)[0] : rows[0];
-      if (row) {
-        balances.set(ownerId, {
-          budgetNano: row.budget_nano === null ? null : BigInt(row.budget_nano),
-          spentNano: BigInt(row.spent_nano),
-          reservedNano: BigInt(row.reserved_nano),
-        });
-      }
+      if (row) balances.set(ownerId, balanceOf(row));
     }
     return balances;
   }

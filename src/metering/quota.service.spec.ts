@@ -1,0 +1,236 @@
+import { DataSource } from 'typeorm';
+import { Clock } from '../auth/clock';
+import { GatewayError, statusOf } from '../common/gateway-error';
+import { NANO_PER_UNIT } from '../config/money';
+import { openDataSource } from '../database/data-source';
+import { OwnerBalance, QuotaService, QuotaSettings } from './quota.service';
+
+const SETTINGS: QuotaSettings = { balanceTtlMs: 1_000 };
+
+class FakeClock extends Clock {
+  private current = Date.parse('2026-03-01T12:00:00Z');
+
+  override now(): number {
+    return this.current;
+  }
+
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}
+
+const units = (amount: number): bigint => BigInt(amount) * NANO_PER_UNIT;
+
+interface OwnerRow {
+  budget: bigint | null;
+  spent?: bigint;
+  reserved?: bigint;
+}
+
+describe(QuotaService.name, () => {
+  let dataSource: DataSource;
+  let ownerCount = 0;
+
+  beforeAll(async () => {
+    dataSource = await openDataSource({ dataDir: 'memory' });
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+  });
+
+  /** A fresh owner row; each test works on its own owner. */
+  async function owner({ budget, spent = 0n, reserved = 0n }: OwnerRow): Promise<string> {
+    ownerCount += 1;
+    const id = `owner-${ownerCount}`;
+    await dataSource.query(
+      `INSERT INTO quota_owner (id, kind, budget_nano, spent_nano, reserved_nano) VALUES ($1, 'project', $2, $3, $4)`,
+      [id, budget === null ? null : budget.toString(), spent.toString(), reserved.toString()],
+    );
+    return id;
+  }
+
+  async function setSpent(id: string, spent: bigint): Promise<OwnerBalance> {
+    await dataSource.query('UPDATE quota_owner SET spent_nano = $2 WHERE id = $1', [id, spent.toString()]);
+    const [row] = await dataSource.query('SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1', [id]);
+    return { budgetNano: BigInt(row.budget_nano), spentNano: BigInt(row.spent_nano), reservedNano: BigInt(row.reserved_nano) };
+  }
+
+  function service(source: DataSource = dataSource) {
+    const clock = new FakeClock();
+    return { quota: new QuotaService(source, clock, SETTINGS), clock };
+  }
+
+  async function refusal(attempt: Promise<unknown>): Promise<GatewayError> {
+    const outcome = await attempt.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    if (!(outcome instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(outcome)}`);
+    return outcome;
+  }
+
+  describe('admission', () => {
+    it('admits an owner whose spent and reserved amounts are under the budget', async () => {
+      const id = await owner({ budget: units(10), spent: units(6), reserved: units(4) - 1n });
+
+      await expect(service().quota.admit(id)).resolves.toBeUndefined();
+    });
+
+    it('refuses with 402 insufficient_quota when spent reaches the budget exactly', async () => {
+      const id = await owner({ budget: units(10), spent: units(10) });
+
+      const error = await refusal(service().quota.admit(id));
+
+      expect(error.code).toBe('insufficient_quota');
+      expect(statusOf(error.code)).toBe(402);
+    });
+
+    it('refuses when spent and reserved together reach the budget', async () => {
+      const id = await owner({ budget: units(10), spent: units(6), reserved: units(4) });
+
+      expect((await refusal(service().quota.admit(id))).code).toBe('insufficient_quota');
+    });
+
+    it('refuses an owner already over the budget', async () => {
+      const id = await owner({ budget: units(10), spent: units(25) });
+
+      expect((await refusal(service().quota.admit(id))).code).toBe('insufficient_quota');
+    });
+
+    it('refuses an owner whose budget is zero', async () => {
+      const id = await owner({ budget: 0n });
+
+      expect((await refusal(service().quota.admit(id))).code).toBe('insufficient_quota');
+    });
+
+    it('always admits an owner without a budget (unlimited)', async () => {
+      const id = await owner({ budget: null, spent: units(1_000_000_000), reserved: units(5) });
+      const { quota } = service();
+      quota.addUnwritten(id, units(1_000));
+
+      await expect(quota.admit(id)).resolves.toBeUndefined();
+    });
+  });
+
+  describe('spend not yet written', () => {
+    it('counts metered spend at once, before the writer has stored it', async () => {
+      const id = await owner({ budget: units(10) });
+      const { quota } = service();
+      await quota.admit(id);
+
+      quota.addUnwritten(id, units(10));
+
+      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+    });
+
+    it('adds up several unwritten amounts', async () => {
+      const id = await owner({ budget: units(10) });
+      const { quota } = service();
+      quota.addUnwritten(id, units(4));
+      quota.addUnwritten(id, units(5));
+      await expect(quota.admit(id)).resolves.toBeUndefined();
+
+      quota.addUnwritten(id, units(1));
+
+      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+    });
+
+    it('stops counting the amount once written, so it is not counted twice', async () => {
+      const id = await owner({ budget: units(10) });
+      const { quota } = service();
+      quota.addUnwritten(id, units(6));
+
+      const stored = await setSpent(id, units(6));
+      quota.written(id, units(6), stored);
+
+      await expect(quota.admit(id)).resolves.toBeUndefined();
+    });
+
+    it('keeps counting what is still unwritten after a part was written', async () => {
+      const id = await owner({ budget: units(10) });
+      const { quota } = service();
+      quota.addUnwritten(id, units(6));
+      quota.addUnwritten(id, units(4));
+
+      const stored = await setSpent(id, units(6));
+      quota.written(id, units(6), stored);
+
+      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+    });
+
+    it('takes the balance a write returned as the fresh balance', async () => {
+      const id = await owner({ budget: units(10) });
+      const { quota } = service();
+      await quota.admit(id);
+      quota.addUnwritten(id, units(10));
+
+      // The write left the owner at 10 in the database; the cached balance must say so at once.
+      const stored = await setSpent(id, units(10));
+      quota.written(id, units(10), stored);
+
+      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+    });
+  });
+
+  describe('balance cache', () => {
+    it('sees spend written by another replica once the balance TTL has passed', async () => {
+      const id = await owner({ budget: units(10) });
+      const { quota, clock } = service();
+      await quota.admit(id);
+      await setSpent(id, units(10));
+
+      clock.advance(SETTINGS.balanceTtlMs - 1);
+      await expect(quota.admit(id)).resolves.toBeUndefined();
+
+      clock.advance(1);
+      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+    });
+
+    it('keeps admitting on the last known balance while the database is away', async () => {
+      const id = await owner({ budget: units(10) });
+      const failing = new FailingQueries(dataSource);
+      const { quota, clock } = service(failing.asDataSource());
+      await quota.admit(id);
+
+      failing.failing = true;
+      clock.advance(SETTINGS.balanceTtlMs * 10);
+
+      await expect(quota.admit(id)).resolves.toBeUndefined();
+      expect(failing.failedQueries).toBe(1);
+    });
+
+    it('answers 503 service_unavailable when the database is away and the owner was never read', async () => {
+      const id = await owner({ budget: units(10) });
+      const failing = new FailingQueries(dataSource);
+      failing.failing = true;
+
+      const error = await refusal(service(failing.asDataSource()).quota.admit(id));
+
+      expect(error.code).toBe('service_unavailable');
+    });
+  });
+});
+
+/** The data source with its query() failing on demand, as when PostgreSQL is unreachable. */
+class FailingQueries {
+  failing = false;
+  failedQueries = 0;
+
+  constructor(private readonly real: DataSource) {}
+
+  asDataSource(): DataSource {
+    return new Proxy(this.real, {
+      get: (target, property, receiver) => {
+        if (property === 'query') {
+          return (...args: Parameters<DataSource['query']>) => {
+            if (!this.failing) return target.query(...args);
+            this.failedQueries += 1;
+            return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+          };
+        }
+        return Reflect.get(target, property, receiver);
+      },
+    });
+  }
+}

@@ -1,0 +1,344 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { Logger } from '@nestjs/common';
+import { Clock } from '../auth/clock';
+import { NANO_PER_UNIT } from '../config/money';
+import { openDataSource } from '../database/data-source';
+import { QuotaService } from './quota.service';
+import type { UsageDraft } from './usage-draft';
+import { UsageWriter, UsageWriterSettings } from './usage-writer.service';
+
+/** Long enough that no timer writes anything unless a test waits for it. */
+const QUIET: UsageWriterSettings = { flushIntervalMs: 60_000, batchSize: 500, shutdownDeadlineMs: 10_000 };
+
+const units = (amount: number): bigint => BigInt(amount) * NANO_PER_UNIT;
+
+/**
+ * The data source with transaction() failing on demand, as when PostgreSQL is unreachable.
+ * `failFirst` transactions throw before touching the database; with `failAfterCommit` the
+ * next transaction commits and then throws, as when the connection drops before COMMIT's reply.
+ */
+class FlakyDataSource {
+  attempts = 0;
+  failFirst = 0;
+  failAfterCommit = false;
+
+  constructor(private readonly real: DataSource) {}
+
+  asDataSource(): DataSource {
+    return new Proxy(this.real, {
+      get: (target, property, receiver) => {
+        if (property !== 'transaction') return Reflect.get(target, property, receiver);
+        return async (...args: unknown[]) => {
+          this.attempts += 1;
+          if (this.failFirst > 0) {
+            this.failFirst -= 1;
+            throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+          }
+          const result = await (target.transaction as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (this.failAfterCommit) {
+            this.failAfterCommit = false;
+            throw new Error('Connection terminated unexpectedly');
+          }
+          return result;
+        };
+      },
+    });
+  }
+}
+
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+describe(UsageWriter.name, () => {
+  let dataSource: DataSource;
+  let ownerCount = 0;
+  const writers: UsageWriter[] = [];
+
+  beforeAll(async () => {
+    dataSource = await openDataSource({ dataDir: 'memory' });
+    // The writer logs failed batches; the tests cause them on purpose.
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  });
+
+  afterEach(() => {
+    for (const writer of writers.splice(0)) writer.onModuleDestroy();
+  });
+
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await dataSource?.destroy();
+  });
+
+  async function owner(budget: bigint | null = null): Promise<string> {
+    ownerCount += 1;
+    const id = `owner-${ownerCount}`;
+    await dataSource.query(`INSERT INTO quota_owner (id, kind, budget_nano) VALUES ($1, 'project', $2)`, [
+      id,
+      budget === null ? null : budget.toString(),
+    ]);
+    return id;
+  }
+
+  function draft(ownerId: string, costNano: bigint, requestId: string = randomUUID()): UsageDraft {
+    return {
+      requestId,
+      clientRequestId: null,
+      keyId: randomUUID(),
+      ownerId,
+      model: 'chat-model',
+      interface: 'chat_completions',
+      line: 'line-a',
+      translatedTo: null,
+      status: 200,
+      errorCode: null,
+      stream: false,
+      usage: { input_tokens: 12, output_tokens: 7 },
+      costNano,
+      startedAt: new Date(),
+      durationMs: 15,
+      upstreamHeadersMs: 9,
+    };
+  }
+
+  function writer(settings: UsageWriterSettings = QUIET, source: DataSource = dataSource) {
+    const quota = new QuotaService(source, new Clock(), { balanceTtlMs: 60_000 });
+    const usage = new UsageWriter(source, quota, settings);
+    writers.push(usage);
+    return { usage, quota };
+  }
+
+  async function spent(ownerId: string): Promise<bigint> {
+    const [row] = await dataSource.query('SELECT spent_nano FROM quota_owner WHERE id = $1', [ownerId]);
+    return BigInt(row.spent_nano);
+  }
+
+  async function storedIds(ownerId: string): Promise<string[]> {
+    const rows: Array<{ request_id: string }> = await dataSource.query(
+      'SELECT request_id FROM usage_record WHERE owner_id = $1 ORDER BY request_id',
+      [ownerId],
+    );
+    return rows.map((row) => row.request_id);
+  }
+
+  describe('batches', () => {
+    it('writes queued records in batches of at most batchSize, one transaction each', async () => {
+      const ownerId = await owner();
+      const flaky = new FlakyDataSource(dataSource);
+      const { usage } = writer({ ...QUIET, batchSize: 2 }, flaky.asDataSource());
+      const drafts = [1, 2, 3, 4, 5].map((cost) => draft(ownerId, BigInt(cost)));
+
+      for (const item of drafts) usage.enqueue(item);
+      await usage.flush();
+
+      expect(flaky.attempts).toBe(3);
+      expect(await storedIds(ownerId)).toEqual(drafts.map((item) => item.requestId).sort());
+      expect(await spent(ownerId)).toBe(15n);
+      expect(usage.depth).toBe(0);
+    });
+
+    it('stores every field of the record', async () => {
+      const ownerId = await owner();
+      const { usage } = writer();
+      const item = { ...draft(ownerId, 123n), clientRequestId: 'client-7', stream: true, translatedTo: 'messages' };
+
+      usage.enqueue(item);
+      await usage.flush();
+
+      const [row] = await dataSource.query('SELECT * FROM usage_record WHERE request_id = $1', [item.requestId]);
+      expect(row).toMatchObject({
+        client_request_id: 'client-7',
+        key_id: item.keyId,
+        owner_id: ownerId,
+        model: 'chat-model',
+        interface: 'chat_completions',
+        line: 'line-a',
+        translated_to: 'messages',
+        status: 200,
+        stream: true,
+        usage: { input_tokens: 12, output_tokens: 7 },
+        duration_ms: 15,
+        upstream_headers_ms: 9,
+      });
+      expect(BigInt(row.cost_nano)).toBe(123n);
+    });
+
+    it('writes a queued record by itself after the flush interval', async () => {
+      const ownerId = await owner();
+      const { usage } = writer({ ...QUIET, flushIntervalMs: 10 });
+      const item = draft(ownerId, 40n);
+
+      usage.enqueue(item);
+
+      await until(async () => (await storedIds(ownerId)).length === 1, 'the timed flush');
+      expect(await spent(ownerId)).toBe(40n);
+      expect(usage.findQueued(item.requestId)).toBeUndefined();
+    });
+
+    it('shows a record as queued until it is written', async () => {
+      const ownerId = await owner();
+      const { usage } = writer();
+      const item = draft(ownerId, 1n);
+
+      usage.enqueue(item);
+      expect(usage.findQueued(item.requestId)).toBe(item);
+
+      await usage.flush();
+      expect(usage.findQueued(item.requestId)).toBeUndefined();
+    });
+  });
+
+  describe('request ids', () => {
+    it('does not bill a request id that is already stored a second time', async () => {
+      const ownerId = await owner();
+      const { usage } = writer();
+      const item = draft(ownerId, units(2));
+      usage.enqueue(item);
+      await usage.flush();
+
+      usage.enqueue({ ...item });
+      await usage.flush();
+
+      expect(await storedIds(ownerId)).toEqual([item.requestId]);
+      expect(await spent(ownerId)).toBe(units(2));
+    });
+
+    it('does not bill a request id twice when it appears twice in one batch', async () => {
+      const ownerId = await owner();
+      const { usage } = writer();
+      const item = draft(ownerId, units(2));
+
+      usage.enqueue(item);
+      usage.enqueue({ ...item });
+      await usage.flush();
+
+      expect(await storedIds(ownerId)).toEqual([item.requestId]);
+      expect(await spent(ownerId)).toBe(units(2));
+    });
+
+    it('bills once when a batch committed but its confirmation was lost and the batch is retried', async () => {
+      const ownerId = await owner();
+      const flaky = new FlakyDataSource(dataSource);
+      flaky.failAfterCommit = true;
+      const { usage } = writer(QUIET, flaky.asDataSource());
+      const item = draft(ownerId, units(3));
+
+      usage.enqueue(item);
+      await usage.flush();
+      expect(usage.depth).toBe(1);
+      await usage.flush();
+
+      expect(flaky.attempts).toBe(2);
+      expect(usage.depth).toBe(0);
+      expect(await storedIds(ownerId)).toEqual([item.requestId]);
+      expect(await spent(ownerId)).toBe(units(3));
+    });
+  });
+
+  describe('while the database fails', () => {
+    it('keeps the records queued and counted against the budget, and adds the spend exactly once when written', async () => {
+      const ownerId = await owner(units(10));
+      const flaky = new FlakyDataSource(dataSource);
+      flaky.failFirst = 3;
+      const { usage, quota } = writer(QUIET, flaky.asDataSource());
+      const item = draft(ownerId, units(10));
+      usage.enqueue(item);
+
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        await usage.flush();
+        expect(usage.depth).toBe(1);
+        expect(usage.findQueued(item.requestId)).toBe(item);
+        expect(await storedIds(ownerId)).toEqual([]);
+        await expect(quota.admit(ownerId)).rejects.toMatchObject({ code: 'insufficient_quota' });
+      }
+      await usage.flush();
+
+      expect(flaky.attempts).toBe(4);
+      expect(usage.depth).toBe(0);
+      expect(await storedIds(ownerId)).toEqual([item.requestId]);
+      expect(await spent(ownerId)).toBe(units(10));
+    });
+
+    it('retries by itself until the database is back', async () => {
+      const ownerId = await owner();
+      const flaky = new FlakyDataSource(dataSource);
+      flaky.failFirst = 3;
+      const { usage } = writer({ ...QUIET, flushIntervalMs: 10 }, flaky.asDataSource());
+      const items = [draft(ownerId, 5n), draft(ownerId, 6n)];
+
+      for (const item of items) usage.enqueue(item);
+
+      await until(async () => (await storedIds(ownerId)).length === 2, 'the retried batch');
+      expect(flaky.attempts).toBe(4);
+      expect(await spent(ownerId)).toBe(11n);
+      expect(usage.depth).toBe(0);
+    });
+  });
+
+  describe('quota hand-over', () => {
+    it('moves a written cost from unwritten to spent without counting it twice', async () => {
+      const ownerId = await owner(units(10));
+      const { usage, quota } = writer();
+      await quota.admit(ownerId);
+
+      usage.enqueue(draft(ownerId, units(6)));
+      await expect(quota.admit(ownerId)).resolves.toBeUndefined();
+      await usage.flush();
+
+      await expect(quota.admit(ownerId)).resolves.toBeUndefined();
+      usage.enqueue(draft(ownerId, units(4)));
+      await expect(quota.admit(ownerId)).rejects.toMatchObject({ code: 'insufficient_quota' });
+    });
+  });
+
+  describe('shutdown', () => {
+    it('writes everything still queued on beforeApplicationShutdown', async () => {
+      const ownerId = await owner();
+      const { usage } = writer();
+      const items = [draft(ownerId, 1n), draft(ownerId, 2n), draft(ownerId, 3n)];
+      for (const item of items) usage.enqueue(item);
+
+      await usage.beforeApplicationShutdown();
+
+      expect(usage.depth).toBe(0);
+      expect(await storedIds(ownerId)).toEqual(items.map((item) => item.requestId).sort());
+      expect(await spent(ownerId)).toBe(6n);
+    });
+
+    it('keeps retrying on shutdown while the database is away, within the deadline', async () => {
+      const ownerId = await owner();
+      const flaky = new FlakyDataSource(dataSource);
+      flaky.failFirst = 2;
+      const { usage } = writer({ ...QUIET, flushIntervalMs: 20 }, flaky.asDataSource());
+      const item = draft(ownerId, 9n);
+      usage.enqueue(item);
+
+      await usage.beforeApplicationShutdown();
+
+      expect(flaky.attempts).toBe(3);
+      expect(await storedIds(ownerId)).toEqual([item.requestId]);
+      expect(await spent(ownerId)).toBe(9n);
+    });
+
+    it('gives up after the shutdown deadline instead of hanging when the database stays away', async () => {
+      const ownerId = await owner();
+      const flaky = new FlakyDataSource(dataSource);
+      flaky.failFirst = Number.MAX_SAFE_INTEGER;
+      const { usage } = writer({ ...QUIET, flushIntervalMs: 10, shutdownDeadlineMs: 200 }, flaky.asDataSource());
+      usage.enqueue(draft(ownerId, 1n));
+
+      await usage.beforeApplicationShutdown();
+
+      expect(flaky.attempts).toBeGreaterThan(1);
+      expect(usage.depth).toBe(1);
+      expect(await spent(ownerId)).toBe(0n);
+    });
+  });
+});

@@ -1,0 +1,53 @@
+import type { CanonicalUsage } from '../canonical/response';
+import { asRecord, numberOf } from './messages-values';
+
+/**
+ * Messages usage counts cached input apart: `input_tokens` holds only the uncached part, and
+ * the total input is `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`.
+ * The canonical `inputTokens` counts every input token, so the figures are summed on the way
+ * in and split again on the way out.
+ * @see https://docs.anthropic.com/en/api/messages (response `usage`)
+ */
+export function decodeMessagesUsage(raw: unknown): CanonicalUsage {
+  const usage = asRecord(raw);
+  const uncached = numberOf(usage.input_tokens);
+  const cacheRead = numberOf(usage.cache_read_input_tokens);
+  const cacheWrite = numberOf(usage.cache_creation_input_tokens);
+  const thinking = numberOf(asRecord(usage.output_tokens_details).thinking_tokens);
+  return withoutUndefined({
+    inputTokens: uncached === undefined ? undefined : uncached + (cacheRead ?? 0) + (cacheWrite ?? 0),
+    cachedInputTokens: cacheRead,
+    cacheWriteInputTokens: cacheWrite,
+    outputTokens: numberOf(usage.output_tokens),
+    reasoningTokens: thinking,
+  });
+}
+
+/** The uncached part of the input, as messages `input_tokens` reports it. */
+export function uncachedInputTokens(usage: CanonicalUsage): number | undefined {
+  if (usage.inputTokens === undefined) return undefined;
+  return Math.max(usage.inputTokens - (usage.cachedInputTokens ?? 0) - (usage.cacheWriteInputTokens ?? 0), 0);
+}
+
+/**
+ * A complete messages `usage` object. The SDK types `input_tokens` and `output_tokens` as
+ * numbers, so unknown ones are written as 0; unknown cache figures are null, as the API allows.
+ */
+export function encodeMessagesUsage(usage: CanonicalUsage): Record<string, unknown> {
+  return {
+    input_tokens: uncachedInputTokens(usage) ?? 0,
+    output_tokens: usage.outputTokens ?? 0,
+    cache_creation_input_tokens: usage.cacheWriteInputTokens ?? null,
+    cache_read_input_tokens: usage.cachedInputTokens ?? null,
+  };
+}
+
+/** Overwrites each figure `update` knows: messages usage figures are cumulative totals. */
+export function mergeUsage(known: CanonicalUsage, update: CanonicalUsage): CanonicalUsage {
+  return { ...known, ...withoutUndefined(update) };
+}
+
+function withoutUndefined(usage: CanonicalUsage): CanonicalUsage {
+  const entries = Object.entries(usage).filter(([, value]) => value !== undefined);
+  return Object.fromEntries(entries) as CanonicalUsage;
+}

@@ -1,0 +1,256 @@
+import type { CanonicalEvent } from '../canonical/events';
+import type { TranslationContext } from '../canonical/ids';
+import type { CanonicalOutputPart, CanonicalUsage, StopReason } from '../canonical/response';
+import type { SseEvent } from '../sse/decode-sse';
+import { responsesStreamErrorCode } from './encode-responses-error';
+import {
+  encodeOutputItem,
+  encodeResponseObject,
+  finishedState,
+  itemIdPrefix,
+  outputText,
+  summaryText,
+  wantsSummary,
+  type ResponseFrame,
+  type ResponsesAnswerRequest,
+  type ResponseState,
+} from './encode-responses-response';
+import { definedOnly, stringOr, unwrapCustomInput } from './responses-values';
+
+/**
+ * Canonical events → the Responses SSE stream, in the order the API emits it:
+ * `response.created`, `response.in_progress`, then per output item `output_item.added`, its
+ * content events and `output_item.done`, and finally `response.completed` or
+ * `response.incomplete` carrying the same Response object `encodeResponsesResponse` builds.
+ * Every event is named after its `type` and numbered by `sequence_number` from 0.
+ *
+ * Custom tool input is buffered and sent whole at the end of the call: it arrives as the JSON
+ * `{"input": "..."}`, and unwrapping it piece by piece would need an incremental JSON reader
+ * for a rarely streamed, usually short value.
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming
+ */
+
+const STREAM_ENDED_EARLY = 'The upstream stream ended before the response was complete.';
+
+export async function* encodeResponsesStream(
+  events: AsyncIterable<CanonicalEvent>,
+  request: ResponsesAnswerRequest,
+  context: TranslationContext,
+): AsyncGenerator<SseEvent> {
+  const writer = new ResponsesStreamWriter(request, context);
+  for await (const event of events) {
+    yield* writer.write(event);
+    if (writer.ended) return;
+  }
+  yield* writer.write({ type: 'error', message: STREAM_ENDED_EARLY });
+}
+
+/** The output item being streamed. */
+interface OpenItem {
+  id: string;
+  outputIndex: number;
+  part: CanonicalOutputPart;
+  /** A summary part was opened (summaries are streamed only when the client asked for them). */
+  summaryOpened: boolean;
+}
+
+class ResponsesStreamWriter {
+  ended = false;
+  private sequence = 0;
+  private frame?: ResponseFrame;
+  private readonly output: Record<string, unknown>[] = [];
+  private usage: CanonicalUsage = {};
+  private stopReason?: StopReason;
+  private item?: OpenItem;
+
+  constructor(
+    private readonly request: ResponsesAnswerRequest,
+    private readonly context: TranslationContext,
+  ) {}
+
+  write(event: CanonicalEvent): SseEvent[] {
+    const events = event.type === 'start' ? [] : this.ensureStarted();
+    events.push(...this.writeEvent(event));
+    return events;
+  }
+
+  private writeEvent(event: CanonicalEvent): SseEvent[] {
+    switch (event.type) {
+      case 'start':
+        this.mergeUsage(event.usage);
+        return this.start(event.model);
+      case 'text_start':
+        return this.openItem({ type: 'text', text: '' });
+      case 'reasoning_start':
+        return this.openItem(definedOnly({ type: 'reasoning' as const, text: '', origin: event.origin }));
+      case 'tool_call_start':
+        return this.openItem({ type: 'tool_call', id: event.id, name: event.name, arguments: '', kind: event.kind });
+      case 'text_delta':
+      case 'reasoning_delta':
+        return this.textDelta(event.text);
+      case 'tool_call_delta':
+        return this.argumentsDelta(event.arguments);
+      case 'reasoning_opaque':
+        if (this.item?.part.type === 'reasoning') this.item.part.opaque = definedOnly({ kind: event.kind, value: event.value, itemId: event.itemId });
+        return [];
+      case 'part_end':
+        return this.closeItem();
+      case 'usage':
+        this.mergeUsage(event.usage);
+        return [];
+      case 'finish':
+        this.stopReason = event.stopReason;
+        return [];
+      case 'end':
+        return this.stopReason === undefined ? this.fail(STREAM_ENDED_EARLY, undefined) : this.complete(this.stopReason);
+      case 'error':
+        return this.fail(event.message, event.kind);
+      default: {
+        const unreachable: never = event;
+        throw new Error(`Unknown canonical event: ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  private emit(type: string, payload: Record<string, unknown>): SseEvent {
+    return { event: type, data: JSON.stringify({ type, sequence_number: this.sequence++, ...payload }) };
+  }
+
+  /** Events before `start` (an upstream failing at once) still need a Response to refer to. */
+  private ensureStarted(): SseEvent[] {
+    return this.frame === undefined ? this.start(stringOr(this.request.echo.model, '')) : [];
+  }
+
+  private start(model: string): SseEvent[] {
+    if (this.frame !== undefined) return [];
+    this.frame = { id: this.context.newId('resp'), createdAt: this.context.now(), model };
+    const response = this.snapshot({ status: 'in_progress', output: [] });
+    return [this.emit('response.created', { response }), this.emit('response.in_progress', { response })];
+  }
+
+  private snapshot(state: ResponseState): Record<string, unknown> {
+    return encodeResponseObject(this.frame as ResponseFrame, state, this.request.echo);
+  }
+
+  private mergeUsage(usage: CanonicalUsage | undefined): void {
+    // Each figure present overwrites the one known before (canonical/events.ts).
+    if (usage !== undefined) this.usage = { ...this.usage, ...definedOnly(usage) };
+  }
+
+  private openItem(part: CanonicalOutputPart): SseEvent[] {
+    // Parts come one after another (canonical/events.ts); a missing part_end closes the last one.
+    const events = this.item === undefined ? [] : this.closeItem();
+    const kind = part.type === 'tool_call' ? part.kind : undefined;
+    const item: OpenItem = { id: this.context.newId(itemIdPrefix({ type: part.type, kind })), outputIndex: this.output.length, part, summaryOpened: false };
+    this.item = item;
+    events.push(this.emit('response.output_item.added', { output_index: item.outputIndex, item: openedItem(item) }));
+    if (part.type === 'text') events.push(this.emit('response.content_part.added', { ...this.place(0), part: outputText('') }));
+    return events;
+  }
+
+  private place(index: number): Record<string, unknown> {
+    const item = this.item as OpenItem;
+    const indexName = item.part.type === 'reasoning' ? 'summary_index' : 'content_index';
+    return { item_id: item.id, output_index: item.outputIndex, [indexName]: index };
+  }
+
+  private textDelta(delta: string): SseEvent[] {
+    const item = this.item;
+    if (item === undefined || delta === '' || (item.part.type !== 'text' && item.part.type !== 'reasoning')) return [];
+    item.part.text += delta;
+    if (item.part.type === 'text') return [this.emit('response.output_text.delta', { ...this.place(0), delta, logprobs: [] })];
+    if (!wantsSummary(this.request.echo)) return [];
+    const events: SseEvent[] = [];
+    if (!item.summaryOpened) {
+      item.summaryOpened = true;
+      events.push(this.emit('response.reasoning_summary_part.added', { ...this.place(0), part: summaryText('') }));
+    }
+    events.push(this.emit('response.reasoning_summary_text.delta', { ...this.place(0), delta }));
+    return events;
+  }
+
+  private argumentsDelta(delta: string): SseEvent[] {
+    const item = this.item;
+    if (item === undefined || item.part.type !== 'tool_call' || delta === '') return [];
+    item.part.arguments += delta;
+    if (item.part.kind === 'custom') return [];
+    return [this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: item.outputIndex, delta })];
+  }
+
+  private closeItem(): SseEvent[] {
+    const item = this.item;
+    if (item === undefined) return [];
+    const final = encodeOutputItem(item.part, item.id, this.request);
+    const events = this.contentDoneEvents(item);
+    events.push(this.emit('response.output_item.done', { output_index: item.outputIndex, item: final }));
+    this.output.push(final);
+    this.item = undefined;
+    return events;
+  }
+
+  private contentDoneEvents(item: OpenItem): SseEvent[] {
+    const part = item.part;
+    const where = { item_id: item.id, output_index: item.outputIndex };
+    switch (part.type) {
+      case 'text':
+        return [
+          this.emit('response.output_text.done', { ...this.place(0), text: part.text, logprobs: [] }),
+          this.emit('response.content_part.done', { ...this.place(0), part: outputText(part.text) }),
+        ];
+      case 'reasoning':
+        if (!item.summaryOpened) return [];
+        return [
+          this.emit('response.reasoning_summary_text.done', { ...this.place(0), text: part.text }),
+          this.emit('response.reasoning_summary_part.done', { ...this.place(0), part: summaryText(part.text) }),
+        ];
+      case 'tool_call': {
+        if (part.kind === 'function') return [this.emit('response.function_call_arguments.done', { ...where, name: part.name, arguments: part.arguments })];
+        const input = unwrapCustomInput(part.arguments);
+        const delta = input === '' ? [] : [this.emit('response.custom_tool_call_input.delta', { ...where, delta: input })];
+        return [...delta, this.emit('response.custom_tool_call_input.done', { ...where, input })];
+      }
+      default: {
+        const unreachable: never = part;
+        throw new Error(`Unknown output part: ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  private complete(stopReason: StopReason): SseEvent[] {
+    const events = this.closeItem();
+    const state = finishedState(stopReason, this.output, this.usage, this.context.now());
+    const type = state.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+    events.push(this.emit(type, { response: this.snapshot(state) }));
+    this.ended = true;
+    return events;
+  }
+
+  /**
+   * The API's in-stream failure: an `error` event, then `response.failed` with what was
+   * finished so far. The open item is not closed: its content never completed.
+   */
+  private fail(message: string, kind: string | undefined): SseEvent[] {
+    const code = responsesStreamErrorCode(kind);
+    this.ended = true;
+    const response = this.snapshot({ status: 'failed', output: this.output, usage: this.usage, error: { code, message } });
+    return [this.emit('error', { code, message, param: null }), this.emit('response.failed', { response })];
+  }
+}
+
+/** The item as `output_item.added` shows it: in progress, with empty content. */
+function openedItem(item: OpenItem): Record<string, unknown> {
+  const part = item.part;
+  switch (part.type) {
+    case 'text':
+      return { id: item.id, type: 'message', status: 'in_progress', content: [], role: 'assistant' };
+    case 'reasoning':
+      return { id: item.id, type: 'reasoning', summary: [] };
+    case 'tool_call':
+      if (part.kind === 'custom') return { id: item.id, type: 'custom_tool_call', status: 'in_progress', call_id: part.id, input: '', name: part.name };
+      return { id: item.id, type: 'function_call', status: 'in_progress', arguments: '', call_id: part.id, name: part.name };
+    default: {
+      const unreachable: never = part;
+      throw new Error(`Unknown output part: ${JSON.stringify(unreachable)}`);
+    }
+  }
+}

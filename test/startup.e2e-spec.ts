@@ -1,0 +1,414 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+import { MIGRATIONS } from '../src/database/data-source';
+import { UpstreamSimulator } from './simulator/upstream-simulator';
+import { createTestDatabase, TestDatabase } from './support/test-database';
+import { VENDOR_KEY } from './support/test-config';
+
+/**
+ * The built process as an operator runs it (DESIGN.md section 2): `node dist/src/main.js`
+ * with GATEWAY_CONFIG, DATA_DIR or DATABASE_URL, PORT and ADMIN_TOKEN. `npm test` builds
+ * before jest runs; `npm run build` does it by hand.
+ */
+
+const MAIN = resolve(__dirname, '..', 'dist', 'src', 'main.js');
+const ADMIN_TOKEN = 'startup-admin-token';
+const GATEWAY_KEY = 'gk-startup-test-key-0001';
+/** Bounds of polls and waits, far above what a healthy start needs; not measured timings. */
+const START_PATIENCE_MS = 90_000;
+const EXIT_PATIENCE_MS = 30_000;
+
+/** A started gateway process and everything it printed. */
+class GatewayProcess {
+  output = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async waitForExit(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the gateway did not exit in time; it printed:\n${this.output}`)), EXIT_PATIENCE_MS);
+    });
+    try {
+      return await Promise.race([this.exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Polls GET /health/ready until 200; fails if the process exits or the bound passes. */
+  async waitUntilReady(): Promise<void> {
+    const deadline = Date.now() + START_PATIENCE_MS;
+    while (Date.now() < deadline) {
+      if (!this.running) throw new Error(`the gateway exited before it was ready; it printed:\n${this.output}`);
+      const status = await fetch(`${this.url}/health/ready`, { signal: AbortSignal.timeout(5_000) }).then(
+        (response) => response.text().then(() => response.status),
+        () => 0,
+      );
+      if (status === 200) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`the gateway was not ready in time; it printed:\n${this.output}`);
+  }
+
+  /** SIGTERM, then waits for the exit. */
+  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.running) this.child.kill('SIGTERM');
+    return this.waitForExit();
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function goodConfigYaml(simulatorUrl: string): string {
+  return `
+upstreams:
+  - id: line-a
+    base_url: ${simulatorUrl}
+    api_key: \${STARTUP_LINE_KEY}
+models:
+  - id: chat-model
+    upstream_model: vendor-chat-2025-01
+    interfaces: [chat_completions]
+    lines: [line-a]
+    prices: { input_tokens: 2.5, output_tokens: 10 }
+owners:
+  - id: team-a
+    kind: project
+    budget: 100
+keys:
+  - key: ${GATEWAY_KEY}
+    owner: team-a
+    models: ["*"]
+`;
+}
+
+async function chatCall(url: string): Promise<{ status: number; requestId: string; body: any }> {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'chat-model', messages: [{ role: 'user', content: 'Hello from the start-up test' }] }),
+  });
+  const text = await response.text();
+  return { status: response.status, requestId: response.headers.get('x-request-id') ?? '', body: JSON.parse(text) };
+}
+
+async function adminGet(url: string, path: string): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  return { status: response.status, body: JSON.parse(await response.text()) };
+}
+
+describe('the gateway process', () => {
+  const processes: GatewayProcess[] = [];
+  const folders: string[] = [];
+  let workDir: string;
+
+  beforeAll(async () => {
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (\`npm test\` does it)`);
+    workDir = await mkdtemp(join(tmpdir(), 'gateway-startup-'));
+    folders.push(workDir);
+  });
+
+  afterEach(async () => {
+    // A failed test must not leave a gateway running.
+    for (const gateway of processes.splice(0)) {
+      if (gateway.running) gateway.child.kill('SIGKILL');
+      await gateway.exited;
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true })));
+  });
+
+  async function configFile(name: string, yaml: string): Promise<string> {
+    const path = join(workDir, name);
+    await writeFile(path, yaml);
+    return path;
+  }
+
+  async function dataDir(): Promise<string> {
+    const folder = await mkdtemp(join(tmpdir(), 'gateway-data-'));
+    folders.push(folder);
+    return folder;
+  }
+
+  /** Starts `node dist/src/main.js` with a clean environment plus `env`. */
+  async function launch(env: Record<string, string | undefined>): Promise<GatewayProcess> {
+    const port = env.PORT ?? String(await freePort());
+    const base: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of ['DATABASE_URL', 'DATA_DIR', 'ADMIN_TOKEN', 'GATEWAY_CONFIG', 'PORT', 'HOST', 'STARTUP_LINE_KEY']) delete base[name];
+    const merged: NodeJS.ProcessEnv = { ...base, HOST: '127.0.0.1', PORT: port, ...env };
+    for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
+    const child = spawn(process.execPath, [MAIN], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+    const gateway = new GatewayProcess(child, `http://127.0.0.1:${port}`);
+    processes.push(gateway);
+    return gateway;
+  }
+
+  describe('with a bad configuration file', () => {
+    it('exits non-zero and names each problem by its YAML path', async () => {
+      const path = await configFile(
+        'bad.yaml',
+        `
+upstreams:
+  - id: line-a
+    base_url: http://127.0.0.1:9
+    api_key: \${STARTUP_TEST_UNSET_VARIABLE}
+models:
+  - id: chat-model
+    upstream_model: vendor-chat-2025-01
+    interfaces: [chat_completions]
+    lines: [x]
+owners:
+  - id: team-a
+    kind: project
+keys:
+  - key: ${GATEWAY_KEY}
+    owner: team-nobody
+    models: ["*"]
+`,
+      );
+      const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: await dataDir(), STARTUP_TEST_UNSET_VARIABLE: undefined });
+
+      const exit = await gateway.waitForExit();
+
+      expect(exit.code).not.toBe(0);
+      expect(exit.code).not.toBeNull();
+      expect(gateway.output).toContain('models[0].lines[0]: unknown upstream "x"');
+      expect(gateway.output).toContain('upstreams[0].api_key: environment variable STARTUP_TEST_UNSET_VARIABLE is not set');
+      expect(gateway.output).toContain('keys[0].owner: unknown owner "team-nobody"');
+    });
+
+    it('exits non-zero naming the field of a value of the wrong kind', async () => {
+      const path = await configFile(
+        'wrong-kind.yaml',
+        `
+upstreams:
+  - id: line-a
+    base_url: http://127.0.0.1:9
+    api_key: secret
+    max_concurrency: many
+models: []
+owners:
+  - id: team-a
+    kind: company
+keys: []
+`,
+      );
+      const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: await dataDir() });
+
+      const exit = await gateway.waitForExit();
+
+      expect(exit.code).not.toBe(0);
+      expect(exit.code).not.toBeNull();
+      expect(gateway.output).toMatch(/upstreams\[0\]\.max_concurrency: /);
+      expect(gateway.output).toMatch(/owners\[0\]\.kind: /);
+    });
+
+    it('exits non-zero when GATEWAY_CONFIG names a file that does not exist', async () => {
+      const missing = join(workDir, 'no-such-file.yaml');
+      const gateway = await launch({ GATEWAY_CONFIG: missing, DATA_DIR: await dataDir() });
+
+      const exit = await gateway.waitForExit();
+
+      expect(exit.code).not.toBe(0);
+      expect(exit.code).not.toBeNull();
+      expect(gateway.output).toContain(missing);
+    });
+
+    it('exits non-zero when GATEWAY_CONFIG is not set', async () => {
+      const gateway = await launch({ DATA_DIR: await dataDir() });
+
+      const exit = await gateway.waitForExit();
+
+      expect(exit.code).not.toBe(0);
+      expect(exit.code).not.toBeNull();
+      expect(gateway.output).toContain('GATEWAY_CONFIG');
+    });
+  });
+
+  describe('with a good configuration file on the embedded database', () => {
+    let simulator: UpstreamSimulator;
+    let simulatorUrl: string;
+
+    beforeAll(async () => {
+      simulator = new UpstreamSimulator({ apiKey: VENDOR_KEY });
+      simulatorUrl = await simulator.start();
+    });
+
+    afterAll(async () => {
+      await simulator?.stop();
+    });
+
+    beforeEach(() => simulator.reset());
+
+    async function launchGood(dataFolder: string): Promise<GatewayProcess> {
+      const path = await configFile('good.yaml', goodConfigYaml(simulatorUrl));
+      return launch({ GATEWAY_CONFIG: path, DATA_DIR: dataFolder, ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY });
+    }
+
+    it(
+      'starts, answers /health/ready and a chat call, and exits 0 on SIGTERM',
+      async () => {
+        const gateway = await launchGood(await dataDir());
+
+        await gateway.waitUntilReady();
+        const answer = await chatCall(gateway.url);
+        const exit = await gateway.stop();
+
+        expect(answer.status).toBe(200);
+        expect(answer.body.choices[0].message.content).toContain('Hello from the start-up test');
+        expect(simulator.requests).toHaveLength(1);
+        expect(simulator.requests[0].headers.authorization).toBe(`Bearer ${VENDOR_KEY}`);
+        expect(exit).toEqual({ code: 0, signal: null });
+      },
+      START_PATIENCE_MS + EXIT_PATIENCE_MS,
+    );
+
+    it(
+      'keeps the usage record and the spend of a first run when a second run starts on the same DATA_DIR',
+      async () => {
+        const folder = await dataDir();
+        const first = await launchGood(folder);
+        await first.waitUntilReady();
+        const answer = await chatCall(first.url);
+        expect(answer.status).toBe(200);
+        await first.stop();
+
+        const second = await launchGood(folder);
+        await second.waitUntilReady();
+        const usage = await adminGet(second.url, `/admin/usage/${answer.requestId}`);
+        const owner = await adminGet(second.url, '/admin/owners/team-a');
+        const again = await chatCall(second.url);
+        await second.stop();
+
+        expect(usage.status).toBe(200);
+        expect(usage.body).toMatchObject({ request_id: answer.requestId, model: 'chat-model', status: 200, written: true });
+        expect(usage.body.cost).toBeGreaterThan(0);
+        expect(owner.body.spent).toBe(usage.body.cost);
+        expect(again.status).toBe(200);
+      },
+      2 * (START_PATIENCE_MS + EXIT_PATIENCE_MS),
+    );
+
+    it(
+      'finishes a stream in flight when SIGTERM arrives and keeps its usage record',
+      async () => {
+        const slow = new UpstreamSimulator({ apiKey: VENDOR_KEY, chunkDelayMs: 150 });
+        const slowUrl = await slow.start();
+        try {
+          const folder = await dataDir();
+          const path = await configFile('slow.yaml', goodConfigYaml(slowUrl));
+          const env = { GATEWAY_CONFIG: path, DATA_DIR: folder, ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY };
+          const first = await launch(env);
+          await first.waitUntilReady();
+
+          const response = await fetch(`${first.url}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              model: 'chat-model',
+              stream: true,
+              messages: [{ role: 'user', content: 'Please tell a long and slow story about shutting down gracefully' }],
+            }),
+          });
+          const requestId = response.headers.get('x-request-id') ?? '';
+          const reader = response.body!.getReader();
+          const decoder = new TextDecoder();
+          let text = decoder.decode((await reader.read()).value, { stream: true });
+          first.child.kill('SIGTERM');
+          for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+            text += decoder.decode(chunk.value, { stream: true });
+          }
+          await first.waitForExit();
+
+          const second = await launch(env);
+          await second.waitUntilReady();
+          const usage = await adminGet(second.url, `/admin/usage/${requestId}`);
+          await second.stop();
+
+          expect(response.status).toBe(200);
+          expect(text).toContain('data: [DONE]');
+          expect(usage.status).toBe(200);
+          expect(usage.body).toMatchObject({ request_id: requestId, stream: true, status: 200, written: true });
+        } finally {
+          await slow.stop();
+        }
+      },
+      2 * (START_PATIENCE_MS + EXIT_PATIENCE_MS),
+    );
+  });
+
+  // Real PostgreSQL only: the embedded engine belongs to one process by design.
+  if (process.env.TEST_DATABASE_URL) {
+    describe('two processes starting together on one real PostgreSQL', () => {
+      let simulator: UpstreamSimulator;
+      let simulatorUrl: string;
+      let database: TestDatabase;
+
+      beforeAll(async () => {
+        simulator = new UpstreamSimulator({ apiKey: VENDOR_KEY });
+        simulatorUrl = await simulator.start();
+        database = await createTestDatabase();
+      });
+
+      afterAll(async () => {
+        await simulator?.stop();
+        await database?.drop();
+      });
+
+      it(
+        'both become ready, the migrations are applied once, and both serve calls',
+        async () => {
+          const path = await configFile('postgres.yaml', goodConfigYaml(simulatorUrl));
+          const env = { GATEWAY_CONFIG: path, DATABASE_URL: database.settings.url, ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY };
+          const pair = await Promise.all([launch(env), launch(env)]);
+
+          await Promise.all(pair.map((gateway) => gateway.waitUntilReady()));
+          const answers = await Promise.all(pair.map((gateway) => chatCall(gateway.url)));
+          // Exit codes are the business of the SIGTERM test above; here both must just be gone.
+          await Promise.all(pair.map((gateway) => gateway.stop()));
+
+          expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+          const client = new Client({ connectionString: database.settings.url });
+          await client.connect();
+          try {
+            const migrations = await client.query('SELECT name FROM migrations');
+            const keys = await client.query('SELECT count(*)::int AS count FROM api_key');
+            const records = await client.query('SELECT count(*)::int AS count FROM usage_record');
+            expect(migrations.rows.map((row) => row.name).sort()).toEqual(MIGRATIONS.map((migration) => migration.name).sort());
+            expect(keys.rows[0].count).toBe(1);
+            expect(records.rows[0].count).toBe(2);
+          } finally {
+            await client.end();
+          }
+        },
+        START_PATIENCE_MS + EXIT_PATIENCE_MS + 30_000,
+      );
+    });
+  }
+});

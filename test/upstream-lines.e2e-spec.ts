@@ -1,0 +1,494 @@
+import { request as httpRequest } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { Clock } from '../src/auth/clock';
+import { GatewayHarness } from './support/gateway-harness';
+import { KEYS, VENDOR_KEY } from './support/test-config';
+import { UpstreamSimulator } from './simulator/upstream-simulator';
+
+/**
+ * Lines (DESIGN.md section 7): failover before the first byte, cooldown of refused lines,
+ * the last upstream answer as it came, credential and timeout mapping, concurrency limits,
+ * and what happens to a stream once it has started.
+ */
+
+const CHAT_PATH = '/v1/chat/completions';
+const MESSAGES_PATH = '/v1/messages';
+/** Long enough that no test outlives it by accident; tests move the gateway's clock instead. */
+const COOLDOWN_MS = 60_000;
+/** How long a test client waits for a complete answer before calling the call unanswered. */
+const CLIENT_PATIENCE_MS = 10_000;
+
+function noAnswer(path: string): (error: unknown) => never {
+  return (error) => {
+    throw new Error(`the gateway did not complete its answer to POST ${path} within ${CLIENT_PATIENCE_MS} ms (${String(error)})`);
+  };
+}
+
+function linesConfigYaml(simulator: string, ports: { revive: number; lone: number }): string {
+  const model = (id: string, interfaces: string, lines: string) => `
+  - id: ${id}
+    upstream_model: vendor-chat-2025-01
+    interfaces: [${interfaces}]
+    lines: [${lines}]
+    prices: { input_tokens: 2.5, output_tokens: 10 }`;
+  return `
+upstreams:
+  - id: line-a
+    base_url: ${simulator}
+    api_key: \${TEST_VENDOR_KEY}
+  - id: line-b
+    base_url: ${simulator}
+    api_key: \${TEST_VENDOR_KEY}
+  - id: line-dead
+    base_url: http://127.0.0.1:1
+    api_key: unused
+    timeout_ms: 2000
+  - id: line-revive
+    base_url: http://127.0.0.1:${ports.revive}
+    api_key: \${TEST_VENDOR_KEY}
+  - id: line-lone
+    base_url: http://127.0.0.1:${ports.lone}
+    api_key: \${TEST_VENDOR_KEY}
+  - id: line-slow
+    base_url: ${simulator}
+    api_key: \${TEST_VENDOR_KEY}
+    timeout_ms: 300
+  - id: line-narrow
+    base_url: ${simulator}
+    api_key: \${TEST_VENDOR_KEY}
+    max_concurrency: 1
+models:${[
+    model('chat-model', 'chat_completions', 'line-a'),
+    model('messages-model', 'messages', 'line-a'),
+    model('pair-model', 'chat_completions, messages', 'line-a, line-b'),
+    model('failover-model', 'chat_completions', 'line-dead, line-b'),
+    model('revive-model', 'chat_completions', 'line-revive, line-b'),
+    model('lone-model', 'chat_completions', 'line-lone'),
+    model('slow-model', 'chat_completions', 'line-slow'),
+    model('narrow-model', 'chat_completions', 'line-narrow'),
+    model('narrow-first-model', 'chat_completions', 'line-narrow, line-b'),
+  ].join('')}
+owners:
+  - id: team-a
+    kind: project
+    budget: 100
+keys:
+  - key: ${KEYS.all}
+    owner: team-a
+    models: ["*"]
+`;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  requestId: string;
+}
+
+function chatBody(model: string, stream = false): Record<string, unknown> {
+  return { model, stream, messages: [{ role: 'user', content: 'Say hello to the lines' }] };
+}
+
+function messagesBody(model: string, stream = false): Record<string, unknown> {
+  return { model, stream, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the lines' }] };
+}
+
+interface SseItem {
+  event?: string;
+  data: string;
+}
+
+function parseSse(text: string): SseItem[] {
+  return text
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const item: SseItem = { data: '' };
+      for (const line of block.split(/\r?\n/)) {
+        if (line.startsWith('event:')) item.event = line.slice(6).trim();
+        if (line.startsWith('data:')) item.data += line.slice(5).trim();
+      }
+      return item;
+    });
+}
+
+/** A loopback port nothing listens on (for now): connections to it are refused. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+describe('upstream lines', () => {
+  let harness: GatewayHarness;
+  let simulator: UpstreamSimulator;
+  const ports = { revive: 0, lone: 0 };
+  const revived: UpstreamSimulator[] = [];
+  let clockOffsetMs = 0;
+
+  beforeAll(async () => {
+    ports.revive = await closedPort();
+    ports.lone = await closedPort();
+    harness = await GatewayHarness.start({
+      configYaml: (simulatorUrl) => linesConfigYaml(simulatorUrl, ports),
+      settings: { lines: { cooldownMs: COOLDOWN_MS, connections: 16 } },
+    });
+    simulator = harness.simulator;
+    const clock = harness.app.get(Clock);
+    jest.spyOn(clock, 'now').mockImplementation(() => Date.now() + clockOffsetMs);
+  });
+
+  afterAll(async () => {
+    await Promise.all(revived.map((upstream) => upstream.stop()));
+    await harness?.stop();
+  });
+
+  beforeEach(() => simulator.reset());
+
+  async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+    const response = await fetch(`${harness.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(CLIENT_PATIENCE_MS),
+    }).catch(noAnswer(path));
+    const text = await response.text().catch(noAnswer(path));
+    return { status: response.status, headers: response.headers, text, requestId: response.headers.get('x-request-id') ?? '' };
+  }
+
+  /** Starts a simulator on a port that refused connections so far. */
+  async function revive(port: number): Promise<UpstreamSimulator> {
+    const upstream = new UpstreamSimulator({ apiKey: VENDOR_KEY });
+    revived.push(upstream);
+    await upstream.start(port, '127.0.0.1');
+    return upstream;
+  }
+
+  function passCooldown(): void {
+    clockOffsetMs += COOLDOWN_MS + 1_000;
+  }
+
+  describe('failover before the first byte', () => {
+    it('moves to the next line when the first one refuses the connection', async () => {
+      const answer = await post(CHAT_PATH, chatBody('failover-model'));
+
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.text).choices[0].message.content).toContain('Say hello');
+      expect(simulator.requests).toHaveLength(1);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', status: 200 });
+    });
+
+    it('moves to the next line when the connection is reset before any header', async () => {
+      simulator.failNext(CHAT_PATH, { kind: 'reset-before-headers' });
+
+      const answer = await post(CHAT_PATH, chatBody('pair-model'));
+
+      expect(answer.status).toBe(200);
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', status: 200 });
+    });
+
+    it('moves to the next line when the first one answers 429', async () => {
+      simulator.failNext(CHAT_PATH, { status: 429, headers: { 'retry-after': '5' } });
+
+      const answer = await post(CHAT_PATH, chatBody('pair-model'));
+
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('retry-after')).toBeNull();
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', status: 200 });
+    });
+
+    it.each([500, 502, 503, 529])('moves to the next line when the first one answers %d', async (status) => {
+      simulator.failNext(CHAT_PATH, { status });
+
+      const answer = await post(CHAT_PATH, chatBody('pair-model'));
+
+      expect(answer.status).toBe(200);
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', status: 200 });
+    });
+
+    it('moves to the next line on the messages entry too', async () => {
+      simulator.failNext(MESSAGES_PATH, { status: 529 });
+
+      const answer = await post(MESSAGES_PATH, messagesBody('pair-model'));
+
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.text)).toMatchObject({ type: 'message', role: 'assistant' });
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', interface: 'messages' });
+    });
+  });
+
+  describe('cooldown', () => {
+    it('skips a refused line while it cools down and tries it again afterwards', async () => {
+      const first = await post(CHAT_PATH, chatBody('revive-model'));
+      expect(first.status).toBe(200);
+      expect(await harness.usageRecord(first.requestId)).toMatchObject({ line: 'line-b' });
+      expect(simulator.requests).toHaveLength(1);
+      const upstream = await revive(ports.revive);
+
+      const cooling = await post(CHAT_PATH, chatBody('revive-model'));
+
+      expect(cooling.status).toBe(200);
+      expect(upstream.requests).toHaveLength(0);
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(cooling.requestId)).toMatchObject({ line: 'line-b' });
+
+      passCooldown();
+      const cooled = await post(CHAT_PATH, chatBody('revive-model'));
+
+      expect(cooled.status).toBe(200);
+      expect(upstream.requests).toHaveLength(1);
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(cooled.requestId)).toMatchObject({ line: 'line-revive', status: 200 });
+    });
+
+    it('answers 503 service_unavailable without a record while every line of the model cools down, then tries the line again', async () => {
+      const refused = await post(CHAT_PATH, chatBody('lone-model'));
+      expect(refused.status).toBe(502);
+      expect(JSON.parse(refused.text).error.code).toBe('upstream_failed');
+      const upstream = await revive(ports.lone);
+
+      const cooling = await post(CHAT_PATH, chatBody('lone-model'));
+
+      expect(cooling.status).toBe(503);
+      expect(JSON.parse(cooling.text)).toEqual({
+        error: { message: expect.any(String), type: expect.any(String), code: 'service_unavailable' },
+      });
+      expect(cooling.requestId).not.toBe('');
+      expect(upstream.requests).toHaveLength(0);
+      expect(await harness.usageRecord(cooling.requestId)).toBeNull();
+
+      passCooldown();
+      const cooled = await post(CHAT_PATH, chatBody('lone-model'));
+
+      expect(cooled.status).toBe(200);
+      expect(upstream.requests).toHaveLength(1);
+      expect(await harness.usageRecord(cooled.requestId)).toMatchObject({ line: 'line-lone', status: 200 });
+    });
+  });
+
+  describe('when no line is left', () => {
+    it('returns the last upstream 429 as it came, with its Retry-After', async () => {
+      const firstBody = { error: { message: 'line a is busy', type: 'requests', param: null, code: 'rate_limit_exceeded' } };
+      const lastBody = { error: { message: 'line b is busy too', type: 'requests', param: null, code: 'rate_limit_exceeded' } };
+      simulator.failNext(CHAT_PATH, { status: 429, body: firstBody, headers: { 'retry-after': '3' } });
+      simulator.failNext(CHAT_PATH, { status: 429, body: lastBody, headers: { 'retry-after': '7', 'x-should-retry': 'true' } });
+
+      const answer = await post(CHAT_PATH, chatBody('pair-model'));
+
+      expect(answer.status).toBe(429);
+      expect(answer.headers.get('retry-after')).toBe('7');
+      expect(answer.headers.get('x-should-retry')).toBe('true');
+      expect(answer.text).toBe(JSON.stringify(lastBody));
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', status: 429 });
+    });
+
+    it("returns the last line's 500 status and body as they came", async () => {
+      simulator.failNext(CHAT_PATH, { status: 503, body: { error: { message: 'first line down' } } });
+      const lastBody = { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } };
+      simulator.failNext(CHAT_PATH, { status: 500, body: lastBody });
+
+      const answer = await post(CHAT_PATH, chatBody('pair-model'));
+
+      expect(answer.status).toBe(500);
+      expect(answer.text).toBe(JSON.stringify(lastBody));
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', status: 500 });
+    });
+  });
+
+  describe('upstream credential failures', () => {
+    const leaked = 'sk-vendor-LEAKED-credential-detail';
+
+    it.each([401, 402, 403])('turns an upstream %d into 502 upstream_failed in the chat error shape', async (status) => {
+      simulator.failNext(CHAT_PATH, {
+        status,
+        body: { error: { message: `Incorrect API key provided: ${leaked}`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } },
+      });
+
+      const answer = await post(CHAT_PATH, chatBody('chat-model'));
+
+      expect(answer.status).toBe(502);
+      expect(JSON.parse(answer.text)).toEqual({
+        error: { message: expect.any(String), type: expect.any(String), code: 'upstream_failed' },
+      });
+      expect(answer.text).not.toContain(leaked);
+      expect(answer.text).not.toContain('invalid_api_key');
+      expect(simulator.requests).toHaveLength(1);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ status: 502, errorCode: 'upstream_failed', line: 'line-a' });
+    });
+
+    it.each([401, 402, 403])('turns an upstream %d into 502 upstream_failed in the messages error shape', async (status) => {
+      simulator.failNext(MESSAGES_PATH, {
+        status,
+        body: { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${leaked}` } },
+      });
+
+      const answer = await post(MESSAGES_PATH, messagesBody('messages-model'));
+
+      expect(answer.status).toBe(502);
+      expect(JSON.parse(answer.text)).toEqual({
+        type: 'error',
+        error: { type: expect.any(String), message: expect.any(String), code: 'upstream_failed' },
+      });
+      expect(answer.text).not.toContain(leaked);
+      expect(answer.text).not.toContain('authentication_error');
+      expect(simulator.requests).toHaveLength(1);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ status: 502, errorCode: 'upstream_failed' });
+    });
+  });
+
+  describe('timeouts and broken answers', () => {
+    it('answers 504 upstream_timeout when no response headers arrive within timeout_ms', async () => {
+      simulator.failNext(CHAT_PATH, { kind: 'delay', ms: 3_000 });
+
+      const answer = await post(CHAT_PATH, chatBody('slow-model'));
+
+      expect(answer.status).toBe(504);
+      expect(JSON.parse(answer.text)).toEqual({
+        error: { message: expect.any(String), type: expect.any(String), code: 'upstream_timeout' },
+      });
+      expect(simulator.requests).toHaveLength(1);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ status: 504, errorCode: 'upstream_timeout', line: 'line-slow' });
+    });
+
+    it('answers 502 upstream_failed when the upstream breaks off a JSON answer', async () => {
+      simulator.failNext(CHAT_PATH, { kind: 'reset-mid-stream', afterEvents: 0 });
+
+      const answer = await post(CHAT_PATH, chatBody('chat-model'));
+
+      expect(answer.status).toBe(502);
+      expect(JSON.parse(answer.text).error.code).toBe('upstream_failed');
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ status: 502, line: 'line-a' });
+    });
+  });
+
+  describe('concurrency', () => {
+    it('answers 429 rate_limit_exceeded with Retry-After and no record when every line is at max_concurrency', async () => {
+      simulator.failNext(CHAT_PATH, { kind: 'delay', ms: 1_500 });
+      const holding = post(CHAT_PATH, chatBody('narrow-model'));
+      await until(() => simulator.requests.length === 1, 'the held call to reach the upstream');
+
+      const busy = await post(CHAT_PATH, chatBody('narrow-model'));
+      const elsewhere = await post(CHAT_PATH, chatBody('narrow-first-model'));
+      const held = await holding;
+
+      expect(busy.status).toBe(429);
+      expect(busy.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(JSON.parse(busy.text)).toEqual({
+        error: { message: expect.any(String), type: expect.any(String), code: 'rate_limit_exceeded' },
+      });
+      expect(await harness.usageRecord(busy.requestId)).toBeNull();
+      expect(elsewhere.status).toBe(200);
+      expect(await harness.usageRecord(elsewhere.requestId)).toMatchObject({ line: 'line-b' });
+      expect(held.status).toBe(200);
+      expect(await harness.usageRecord(held.requestId)).toMatchObject({ line: 'line-narrow', status: 200 });
+      expect(simulator.requests).toHaveLength(2);
+    });
+  });
+
+  describe('after the first byte', () => {
+    it('sends a reset after the first events as a chat in-stream error item, does not retry, and records the broken stream', async () => {
+      simulator.failNext(CHAT_PATH, { kind: 'reset-mid-stream', afterEvents: 2 });
+
+      const answer = await post(CHAT_PATH, chatBody('pair-model', true));
+
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const items = parseSse(answer.text);
+      expect(items.length).toBeGreaterThanOrEqual(2);
+      expect(JSON.parse(items[0].data).object).toBe('chat.completion.chunk');
+      const last = items[items.length - 1];
+      expect(last.event).toBeUndefined();
+      expect(JSON.parse(last.data)).toEqual({ error: expect.objectContaining({ message: expect.any(String) }) });
+      expect(answer.text).not.toContain('[DONE]');
+      expect(simulator.requests).toHaveLength(1);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({
+        line: 'line-a',
+        stream: true,
+        errorCode: 'upstream_stream_broken',
+      });
+    });
+
+    it('sends a reset after the first events as a messages error event and records the broken stream', async () => {
+      simulator.failNext(MESSAGES_PATH, { kind: 'reset-mid-stream', afterEvents: 3 });
+
+      const answer = await post(MESSAGES_PATH, messagesBody('messages-model', true));
+
+      expect(answer.status).toBe(200);
+      const events = parseSse(answer.text);
+      expect(events[0].event).toBe('message_start');
+      const last = events[events.length - 1];
+      expect(last.event).toBe('error');
+      expect(JSON.parse(last.data)).toEqual({ type: 'error', error: expect.objectContaining({ type: expect.any(String), message: expect.any(String) }) });
+      expect(events.some((event) => event.event === 'message_stop')).toBe(false);
+      expect(simulator.requests).toHaveLength(1);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ stream: true, errorCode: 'upstream_stream_broken' });
+    });
+
+    it("aborts the upstream request when the client disconnects mid-stream, records 499 and frees the line's slot", async () => {
+      simulator.failNext(CHAT_PATH, { kind: 'stall-mid-stream', afterEvents: 2 });
+
+      const { requestId, received } = await readFirstEventThenDisconnect(`${harness.url}${CHAT_PATH}`, chatBody('narrow-model', true));
+      expect(received).toContain('chat.completion.chunk');
+      await until(async () => (await harness.usageRecord(requestId)) !== null, 'the record of the abandoned call');
+
+      expect(await harness.usageRecord(requestId)).toMatchObject({
+        status: 499,
+        errorCode: 'client_closed',
+        line: 'line-narrow',
+        stream: true,
+      });
+      // line-narrow has one slot and one upstream connection: the next call gets through only if
+      // the gateway released both, i.e. it aborted the stalled upstream request.
+      const next = await post(CHAT_PATH, chatBody('narrow-model'));
+      expect(next.status).toBe(200);
+      expect(await harness.usageRecord(next.requestId)).toMatchObject({ line: 'line-narrow', status: 200 });
+      expect(simulator.requests).toHaveLength(2);
+    });
+  });
+});
+
+/** Opens a stream, waits for its first complete event, then drops the connection. */
+function readFirstEventThenDisconnect(url: string, body: unknown): Promise<{ requestId: string; received: string }> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no stream event arrived')), 10_000);
+    const request = httpRequest(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json' },
+      },
+      (response) => {
+        let received = '';
+        response.setEncoding('utf8');
+        response.on('error', () => undefined);
+        response.on('data', (chunk: string) => {
+          received += chunk;
+          if (!received.includes('\n\n')) return;
+          clearTimeout(timer);
+          request.destroy();
+          resolve({ requestId: String(response.headers['x-request-id']), received });
+        });
+      },
+    );
+    request.on('error', () => undefined);
+    request.end(JSON.stringify(body));
+  });
+}
