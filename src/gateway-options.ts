@@ -5,6 +5,7 @@ import type { KeyCacheSettings } from './auth/key.service';
 import type { QuotaSettings } from './metering/quota.service';
 import type { UsageWriterSettings } from './metering/usage-writer.service';
 import type { LineSettings } from './upstream/line-registry';
+import type { TranslationSettings } from './chat/translated-call.service';
 
 /** Everything a gateway process is started with: the config file plus environment settings. */
 export interface GatewayOptions {
@@ -16,6 +17,7 @@ export interface GatewayOptions {
   quota: QuotaSettings;
   usageWriter: UsageWriterSettings;
   lines: LineSettings;
+  translation: TranslationSettings;
 }
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
@@ -45,6 +47,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
       connections: numberFrom(env, 'LINE_CONNECTIONS', 256),
     },
+    translation: { pingIntervalMs: numberFrom(env, 'PING_INTERVAL_MS', 15_000) },
   };
 }
 

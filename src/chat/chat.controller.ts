@@ -4,6 +4,7 @@ import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Entry } from '../catalog/entry.decorator';
 import { ModelAccessGuard } from '../catalog/model-access.guard';
 import { NativeCallService } from './native-call.service';
+import { TranslatedCallService } from './translated-call.service';
 import {
   CHAT_COMPLETIONS_ROUTE,
   COUNT_TOKENS_ROUTE,
@@ -12,11 +13,14 @@ import {
   RESPONSES_ROUTE,
 } from './native-route';
 
-/** The text entry points. Guards authenticate and admit; the service forwards. */
+/** The text entry points. Guards authenticate and admit; a service forwards natively or translated. */
 @Controller('v1')
 @UseGuards(ApiKeyGuard, ModelAccessGuard)
 export class ChatController {
-  constructor(private readonly native: NativeCallService) {}
+  constructor(
+    private readonly native: NativeCallService,
+    private readonly translated: TranslatedCallService,
+  ) {}
 
   @Post('chat/completions')
   @HttpCode(200)
@@ -27,15 +31,17 @@ export class ChatController {
 
   @Post('responses')
   @HttpCode(200)
-  @Entry('responses')
+  @Entry('responses', { translatable: true })
   responses(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    if (request.call!.translateTo) return this.translated.forward(request, reply, 'responses');
     return this.native.forward(request, reply, RESPONSES_ROUTE);
   }
 
   @Post('messages')
   @HttpCode(200)
-  @Entry('messages')
+  @Entry('messages', { translatable: true })
   messages(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    if (request.call!.translateTo) return this.translated.forward(request, reply, 'messages');
     return this.native.forward(request, reply, MESSAGES_ROUTE);
   }
 

@@ -5,6 +5,7 @@ import { KEY_CACHE_SETTINGS } from '../auth/key.service';
 import { QUOTA_SETTINGS } from '../metering/quota.service';
 import { USAGE_WRITER_SETTINGS } from '../metering/usage-writer.service';
 import { LINE_SETTINGS } from '../upstream/line-registry';
+import { TRANSLATION_SETTINGS } from '../chat/translated-call.service';
 import { Clock } from '../auth/clock';
 
 /** The process's options and the clock, available to every module. */
@@ -19,6 +20,7 @@ export class SettingsModule {
       { provide: QUOTA_SETTINGS, useValue: options.quota },
       { provide: USAGE_WRITER_SETTINGS, useValue: options.usageWriter },
       { provide: LINE_SETTINGS, useValue: options.lines },
+      { provide: TRANSLATION_SETTINGS, useValue: options.translation },
       Clock,
     ];
     return { module: SettingsModule, providers, exports: providers.map((provider) => ('provide' in provider ? provider.provide : provider)) };

@@ -1,0 +1,140 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { GatewayError, statusOf } from '../common/gateway-error';
+import { dialectOfPath, errorBody } from '../common/error-body';
+import type { InterfaceName } from '../config/gateway-config';
+import { ForwardFailure, ForwardService, OpenedResponse } from '../upstream/forward.service';
+import { UsageWriter } from '../metering/usage-writer.service';
+import type { UsageFigures } from '../metering/usage-figures';
+import { CallOutcome, usageDraftOf } from './call-recorder';
+
+/** Status recorded when the client went away before the answer was complete. */
+export const CLIENT_CLOSED = 499;
+
+/** How one call is sent and answered; the rest (abort, failures, the record) is shared. */
+export interface CallSpec {
+  /** The interface name in the usage record. */
+  recordAs: string;
+  /** Interface whose header policy and credential style the upstream request follows. */
+  upstreamInterface: InterfaceName;
+  path: string;
+  body: Buffer;
+  incomingHeaders: IncomingHttpHeaders;
+  translatedTo?: string;
+  /** Writes the answer to the client; throws when the upstream body breaks off. */
+  answer(opened: OpenedResponse, response: ServerResponse): Promise<CallOutcome>;
+  /** Usage known so far, for calls that end early. */
+  figures(): UsageFigures | undefined;
+}
+
+/**
+ * The life of one forwarded call: a client that disconnects aborts the upstream request,
+ * upstream failures before the answer become the gateway's errors, failures during it are
+ * closed off properly, and every call that went upstream leaves exactly one usage record.
+ */
+@Injectable()
+export class ForwardedCall {
+  constructor(
+    private readonly forwarder: ForwardService,
+    private readonly usage: UsageWriter,
+  ) {}
+
+  async run(request: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
+    const call = request.call!;
+    const abort = new AbortController();
+    const response = reply.raw;
+    const onClose = () => {
+      if (!response.writableFinished) abort.abort();
+    };
+    response.once('close', onClose);
+    let opened: OpenedResponse;
+    try {
+      opened = await this.forwarder.open({
+        entry: spec.upstreamInterface,
+        model: call.model,
+        path: spec.path,
+        body: spec.body,
+        incomingHeaders: spec.incomingHeaders,
+        signal: abort.signal,
+      });
+    } catch (error) {
+      response.off('close', onClose);
+      if (error instanceof ForwardFailure) this.record(request, spec, failureOutcome(error, abort.signal.aborted));
+      throw error;
+    }
+    reply.hijack();
+    let outcome: CallOutcome;
+    try {
+      outcome = await spec.answer(opened, response);
+    } catch {
+      outcome = brokenOutcome(request, response, opened, spec.figures());
+    } finally {
+      opened.done();
+      response.off('close', onClose);
+    }
+    if (abort.signal.aborted && outcome.status !== CLIENT_CLOSED) outcome = { ...outcome, status: CLIENT_CLOSED, errorCode: 'client_closed' };
+    this.record(request, spec, outcome);
+  }
+
+  private record(request: FastifyRequest, spec: CallSpec, outcome: CallOutcome): void {
+    this.usage.enqueue(usageDraftOf(request, spec.recordAs, { ...outcome, translatedTo: spec.translatedTo ?? null }));
+  }
+}
+
+/**
+ * The answer could not be completed: the client left (499), or the upstream broke off
+ * before the gateway had sent anything (502 to the client), or after (the client's
+ * connection is closed, so it sees a truncated answer).
+ */
+function brokenOutcome(request: FastifyRequest, response: ServerResponse, opened: OpenedResponse, figures: UsageFigures | undefined): CallOutcome {
+  const base = { line: opened.line.id, figures, upstreamHeadersMs: opened.headersMs };
+  if (response.destroyed) return { ...base, status: CLIENT_CLOSED, errorCode: 'client_closed' };
+  if (response.headersSent) {
+    response.destroy();
+    return { ...base, status: opened.statusCode, errorCode: 'upstream_stream_broken' };
+  }
+  const failure = new GatewayError('upstream_failed', 'The upstream broke off its answer before it was complete.');
+  const body = errorBody(failure, dialectOfPath(request.url));
+  response.writeHead(statusOf(failure.code), { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  response.end(body);
+  return { ...base, status: statusOf(failure.code), errorCode: failure.code };
+}
+
+function failureOutcome(error: ForwardFailure, clientGone: boolean): CallOutcome {
+  return {
+    status: clientGone ? CLIENT_CLOSED : statusOf(error.code),
+    line: error.line.id,
+    errorCode: clientGone ? 'client_closed' : error.code,
+    figures: undefined,
+    upstreamHeadersMs: null,
+  };
+}
+
+export function isEventStream(opened: OpenedResponse): boolean {
+  const type = opened.headers['content-type'];
+  return typeof type === 'string' && type.startsWith('text/event-stream');
+}
+
+export async function readWhole(opened: OpenedResponse): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of opened.body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Resolves when the client can take more bytes; rejects when it went away. */
+export function drained(response: ServerResponse): Promise<void> {
+  if (response.destroyed) return Promise.reject(new Error('client closed'));
+  return new Promise((resolve, reject) => {
+    const onDrain = () => {
+      response.off('close', onClose);
+      resolve();
+    };
+    const onClose = () => {
+      response.off('drain', onDrain);
+      reject(new Error('client closed'));
+    };
+    response.once('drain', onDrain);
+    response.once('close', onClose);
+  });
+}

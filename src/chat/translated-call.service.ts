@@ -1,0 +1,171 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { GatewayError } from '../common/gateway-error';
+import type { UsageFigures } from '../metering/usage-figures';
+import type { OpenedResponse } from '../upstream/forward.service';
+import { returnedResponseHeaders } from '../upstream/header-policy';
+import type { CanonicalUsage } from '../translation/canonical/response';
+import { TranslationRejection } from '../translation/canonical/request';
+import { decodeSse } from '../translation/sse/decode-sse';
+import { encodeSseEvent } from '../translation/sse/encode-sse';
+import { messagesPingEvent } from '../translation/messages/encode-messages-stream';
+import { planTranslation, translateAnswer, translateError, translateStream, TranslationPlan } from '../translation/translate';
+import type { TranslatableEntry } from '../translation/translation-routes';
+import type { CallOutcome } from './call-recorder';
+import { drained, ForwardedCall, isEventStream, readWhole } from './forwarded-call';
+import { withKeepAlive } from './keep-alive';
+import { TranslationContextProvider } from './translation-context.provider';
+
+export interface TranslationSettings {
+  /** Translated messages streams send `ping` after this long without upstream output. */
+  pingIntervalMs: number;
+}
+export const TRANSLATION_SETTINGS = Symbol('TRANSLATION_SETTINGS');
+
+/**
+ * The upstream body, ending quietly where it breaks off: the protocol decoders then see a
+ * stream that ended early and report it in the client's protocol (an in-stream error event).
+ */
+async function* untilBroken(body: AsyncIterable<unknown>): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of body) yield chunk as Uint8Array;
+  } catch {
+    return;
+  }
+}
+
+/** Headers a translated call sends upstream besides the line credential: none of the client's protocol headers. */
+const TRANSLATED_REQUEST_HEADERS = ['user-agent'] as const;
+
+function usageFigures(usage: CanonicalUsage): UsageFigures | undefined {
+  const figures: UsageFigures = {
+    input_tokens: usage.inputTokens,
+    cached_input_tokens: usage.cachedInputTokens,
+    cache_write_input_tokens: usage.cacheWriteInputTokens,
+    output_tokens: usage.outputTokens,
+    reasoning_tokens: usage.reasoningTokens,
+  };
+  for (const name of Object.keys(figures)) if (figures[name] === undefined) delete figures[name];
+  return Object.keys(figures).length > 0 ? figures : undefined;
+}
+
+/**
+ * A call on a model that lacks the called protocol (SPEC.md "Translation"): the request is
+ * mapped to the model's upstream protocol, and the answer, its stream events and its errors
+ * back into the called protocol. Auth, lines, failover and metering are the native path's.
+ */
+@Injectable()
+export class TranslatedCallService {
+  constructor(
+    private readonly calls: ForwardedCall,
+    private readonly context: TranslationContextProvider,
+    @Inject(TRANSLATION_SETTINGS) private readonly settings: TranslationSettings,
+  ) {}
+
+  forward(request: FastifyRequest, reply: FastifyReply, entry: TranslatableEntry): Promise<void> {
+    const call = request.call!;
+    const plan = this.plan(request, entry);
+    let usage: CanonicalUsage = {};
+    const headers: Record<string, string> = {};
+    for (const name of TRANSLATED_REQUEST_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    return this.calls.run(request, reply, {
+      recordAs: entry,
+      upstreamInterface: plan.upstream,
+      path: plan.upstreamPath,
+      body: Buffer.from(JSON.stringify(plan.upstreamBody)),
+      incomingHeaders: headers,
+      translatedTo: plan.upstream,
+      answer: (opened, response) => {
+        const ok = opened.statusCode >= 200 && opened.statusCode < 300;
+        if (ok && isEventStream(opened)) {
+          return this.pipeStream(plan, opened, response, (known) => (usage = known));
+        }
+        return ok ? this.sendAnswer(plan, opened, response, (known) => (usage = known)) : this.sendError(plan, opened, response);
+      },
+      figures: () => usageFigures(usage),
+    });
+  }
+
+  private plan(request: FastifyRequest, entry: TranslatableEntry): TranslationPlan {
+    const call = request.call!;
+    const body = JSON.parse(call.body.toString('utf8')) as Record<string, unknown>;
+    try {
+      return planTranslation(entry, call.translateTo!, body, { upstreamModel: call.model.upstreamModel, maxTokens: call.model.maxTokens });
+    } catch (error) {
+      if (error instanceof TranslationRejection) throw new GatewayError('invalid_request', error.message);
+      throw error;
+    }
+  }
+
+  private translationHeaders(plan: TranslationPlan, opened: OpenedResponse): Record<string, string> {
+    const headers: Record<string, string> = { ...returnedResponseHeaders(opened.headers), 'x-gateway-translated': plan.upstream };
+    if (plan.dropped.length > 0) headers['x-gateway-dropped'] = plan.dropped.join(',');
+    return headers;
+  }
+
+  private async sendAnswer(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
+    const raw = await readWhole(opened);
+    let answer: ReturnType<typeof translateAnswer>;
+    try {
+      answer = translateAnswer(plan, JSON.parse(raw.toString('utf8')), this.context);
+    } catch {
+      throw new Error('the upstream answer could not be read'); // answered as 502 by ForwardedCall
+    }
+    onUsage(answer.usage);
+    const body = JSON.stringify(answer.body);
+    response.writeHead(opened.statusCode, {
+      ...this.translationHeaders(plan, opened),
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
+    response.end(body);
+    return { status: opened.statusCode, line: opened.line.id, errorCode: null, figures: usageFigures(answer.usage), upstreamHeadersMs: opened.headersMs };
+  }
+
+  private async sendError(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse): Promise<CallOutcome> {
+    const raw = await readWhole(opened);
+    const { error, body } = translateError(plan, opened.statusCode, raw.toString('utf8'));
+    const text = JSON.stringify(body);
+    response.writeHead(opened.statusCode, {
+      ...this.translationHeaders(plan, opened),
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+    });
+    response.end(text);
+    return { status: opened.statusCode, line: opened.line.id, errorCode: error.code ?? `upstream_${opened.statusCode}`, figures: undefined, upstreamHeadersMs: opened.headersMs };
+  }
+
+  /** Translates the stream event by event with backpressure; messages clients get pings in long silences. */
+  private async pipeStream(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
+    let usage: CanonicalUsage = {};
+    let failed = false;
+    const observe = (known: CanonicalUsage) => {
+      usage = known;
+      onUsage(known);
+    };
+    let events = translateStream(plan, decodeSse(untilBroken(opened.body)), this.context, observe);
+    if (plan.entry === 'messages') events = withKeepAlive(events, this.settings.pingIntervalMs, messagesPingEvent);
+    response.writeHead(opened.statusCode, {
+      ...this.translationHeaders(plan, opened),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+    });
+    for await (const event of events) {
+      if (response.destroyed) throw new Error('client closed');
+      if (event.event === 'error') failed = true;
+      if (!response.write(encodeSseEvent(event))) await drained(response);
+    }
+    response.end();
+    return {
+      status: opened.statusCode,
+      line: opened.line.id,
+      errorCode: failed ? 'upstream_stream_error' : null,
+      figures: usageFigures(usage),
+      upstreamHeadersMs: opened.headersMs,
+    };
+  }
+}

@@ -1,0 +1,133 @@
+import type { CanonicalEvent } from './canonical/events';
+import type { TranslationContext } from './canonical/ids';
+import type { CanonicalRequest, ReasoningOrigin } from './canonical/request';
+import type { CanonicalError, CanonicalOutputPart, CanonicalResponse, CanonicalUsage } from './canonical/response';
+import type { SseEvent } from './sse/decode-sse';
+import type { TextProtocol, TranslatableEntry } from './translation-routes';
+import { ClientRequestEcho, ENTRY_ADAPTERS, EntryAdapter, UPSTREAM_ADAPTERS, UpstreamAdapter } from './protocol-adapters';
+
+/** SPEC.md: `max_output_tokens` absent and no model maximum in the catalog. */
+export const FALLBACK_MAX_OUTPUT_TOKENS = 64_000;
+
+/** One translated call, decided before anything is sent upstream. */
+export interface TranslationPlan {
+  entry: TranslatableEntry;
+  upstream: TextProtocol;
+  upstreamPath: string;
+  upstreamBody: Record<string, unknown>;
+  /** Client field names for `X-Gateway-Dropped`, in first-seen order. */
+  dropped: string[];
+  request: CanonicalRequest;
+  echo: ClientRequestEcho;
+  origin: ReasoningOrigin;
+}
+
+export interface PlanOptions {
+  upstreamModel: string;
+  /** The model's maximum output from the catalog, when it has one. */
+  maxTokens?: number;
+}
+
+/**
+ * Maps a client request of the called entry onto the upstream protocol. Throws
+ * `TranslationRejection` for requests the translation path refuses (400).
+ */
+export function planTranslation(entry: TranslatableEntry, upstream: TextProtocol, body: Record<string, unknown>, options: PlanOptions): TranslationPlan {
+  const entryAdapter = ENTRY_ADAPTERS[entry];
+  const upstreamAdapter = UPSTREAM_ADAPTERS[upstream];
+  const decoded = entryAdapter.decodeRequest(body, {
+    upstreamModel: options.upstreamModel,
+    defaultMaxOutputTokens: options.maxTokens ?? FALLBACK_MAX_OUTPUT_TOKENS,
+  });
+  const encoded = upstreamAdapter.encodeRequest(decoded.value);
+  const droppedByUpstream = encoded.dropped.map((field) => clientFieldName(entryAdapter, field));
+  return {
+    entry,
+    upstream,
+    upstreamPath: upstreamAdapter.path,
+    upstreamBody: encoded.value,
+    dropped: [...new Set([...decoded.dropped, ...droppedByUpstream])],
+    request: decoded.value,
+    echo: { body, includeOpaqueReasoning: decoded.value.includeOpaqueReasoning === true },
+    origin: { protocol: upstream, upstreamModel: options.upstreamModel },
+  };
+}
+
+function clientFieldName(entry: EntryAdapter, canonicalField: string): string {
+  return entry.fieldNames[canonicalField as keyof EntryAdapter['fieldNames']] ?? canonicalField;
+}
+
+/** A complete upstream JSON answer in the called protocol, with the usage it reported. */
+export function translateAnswer(plan: TranslationPlan, upstreamBody: unknown, context: TranslationContext): { body: Record<string, unknown>; usage: CanonicalUsage } {
+  const decoded = markCustomToolCalls(upstreamAdapter(plan).decodeResponse(upstreamBody, plan.origin), plan.request);
+  return { body: ENTRY_ADAPTERS[plan.entry].encodeResponse(decoded, plan.echo, context), usage: decoded.usage };
+}
+
+/**
+ * An upstream SSE stream as the called protocol's events. `onUsage` sees the usage figures as
+ * they become known (the latest call holds the totals).
+ */
+export function translateStream(
+  plan: TranslationPlan,
+  upstreamEvents: AsyncIterable<SseEvent>,
+  context: TranslationContext,
+  onUsage: (usage: CanonicalUsage) => void,
+): AsyncGenerator<SseEvent> {
+  const canonical = upstreamAdapter(plan).decodeStream(upstreamEvents, plan.origin);
+  const observed = observeStream(canonical, customToolNames(plan.request), onUsage);
+  return ENTRY_ADAPTERS[plan.entry].encodeStream(observed, plan.echo, context);
+}
+
+/** An upstream error answer re-expressed in the called protocol, status kept. */
+export function translateError(plan: TranslationPlan, status: number, bodyText: string): { error: CanonicalError; body: Record<string, unknown> } {
+  const error = upstreamAdapter(plan).decodeError(status, bodyText);
+  return { error, body: ENTRY_ADAPTERS[plan.entry].encodeError(error) };
+}
+
+function upstreamAdapter(plan: TranslationPlan): UpstreamAdapter {
+  return UPSTREAM_ADAPTERS[plan.upstream];
+}
+
+function customToolNames(request: CanonicalRequest): Set<string> {
+  return new Set(request.tools.filter((tool) => tool.kind === 'custom').map((tool) => tool.name));
+}
+
+/**
+ * Upstreams know custom tools only as functions; a call of one goes back to the client as a
+ * custom tool call again.
+ */
+function markCustomToolCalls(response: CanonicalResponse, request: CanonicalRequest): CanonicalResponse {
+  const custom = customToolNames(request);
+  if (custom.size === 0) return response;
+  const output = response.output.map((part): CanonicalOutputPart =>
+    part.type === 'tool_call' && custom.has(part.name) ? { ...part, kind: 'custom' } : part,
+  );
+  return { ...response, output };
+}
+
+async function* observeStream(
+  events: AsyncIterable<CanonicalEvent>,
+  customTools: Set<string>,
+  onUsage: (usage: CanonicalUsage) => void,
+): AsyncGenerator<CanonicalEvent> {
+  let usage: CanonicalUsage = {};
+  for await (const event of events) {
+    if (event.type === 'usage' || (event.type === 'start' && event.usage)) {
+      usage = mergeDefined(usage, event.type === 'usage' ? event.usage : event.usage ?? {});
+      onUsage(usage);
+    }
+    if (event.type === 'tool_call_start' && customTools.has(event.name)) {
+      yield { ...event, kind: 'custom' };
+      continue;
+    }
+    yield event;
+  }
+}
+
+function mergeDefined(known: CanonicalUsage, update: CanonicalUsage): CanonicalUsage {
+  const merged: CanonicalUsage = { ...known };
+  for (const [name, value] of Object.entries(update) as Array<[keyof CanonicalUsage, number | undefined]>) {
+    if (value !== undefined) merged[name] = value;
+  }
+  return merged;
+}
