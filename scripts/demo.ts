@@ -62,6 +62,7 @@ async function main(): Promise<void> {
   await app.listen(port, '127.0.0.1');
   const base = `http://127.0.0.1:${port}`;
   const body = JSON.stringify({ model: 'demo-chat', messages: [{ role: 'user', content: 'Hello, gateway!' }] });
+  const messagesBody = JSON.stringify({ model: 'demo-chat', max_tokens: 256, messages: [{ role: 'user', content: 'Hello, translator!' }] });
   process.stdout.write(
     [
       '',
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
       'Try:',
       `  curl -s ${base}/v1/chat/completions -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${body}'`,
       `  curl -s ${base}/v1/models -H 'Authorization: Bearer ${DEMO_KEY}'`,
+      `  curl -s ${base}/v1/messages -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${messagesBody}'   # translated to responses`,
       `  curl -s ${base}/admin/owners/demo-team -H 'Authorization: Bearer ${adminToken}'`,
       '',
       'Ctrl-C stops the demo.',
