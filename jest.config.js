@@ -4,7 +4,8 @@ module.exports = {
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/test/**/*.spec.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest'] },
+  // Transpile only: `npm test` type-checks the whole project with tsc before jest runs.
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.spec.json' }] },
   testTimeout: 30000,
   maxWorkers: 2,
 };

@@ -1,5 +1,5 @@
 import type { AdmittedCall } from '../common/request-state';
-import { readValue, spliceFields } from '../common/json-scan';
+import { readValue, spliceFields } from '../common/json-splice';
 import { ChatMeter, EmbeddingsMeter, MessagesMeter, ResponseMeter, ResponsesMeter, UnbilledMeter } from './response-meter';
 
 /** How one entry point is forwarded natively: where to, with which body, metered how. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { MAX_JSON_DEPTH, readValue, scanTopLevel, spliceFields, type ScanResult, type TopLevelField } from './json-scan';
+import { MAX_JSON_DEPTH, scanTopLevel, type ScanResult, type TopLevelField } from './json-scan';
+import { readValue, spliceFields } from './json-splice';
 
 function scan(text: string): ScanResult {
   return scanTopLevel(Buffer.from(text));
