@@ -14,10 +14,15 @@ export interface UsageWriterSettings {
 }
 export const USAGE_WRITER_SETTINGS = Symbol('USAGE_WRITER_SETTINGS');
 
-const COLUMNS = [
-  'request_id', 'client_request_id', 'key_id', 'owner_id', 'model', 'interface', 'line', 'translated_to',
-  'status', 'error_code', 'stream', 'usage', 'cost_nano', 'started_at', 'duration_ms', 'upstream_headers_ms',
-] as const;
+/** Columns and their types: a batch goes in as one array per column (`unnest`), not N×16 parameters. */
+const COLUMNS: Array<[string, string]> = [
+  ['request_id', 'varchar'], ['client_request_id', 'varchar'], ['key_id', 'uuid'], ['owner_id', 'varchar'],
+  ['model', 'varchar'], ['interface', 'varchar'], ['line', 'varchar'], ['translated_to', 'varchar'],
+  ['status', 'int2'], ['error_code', 'varchar'], ['stream', 'bool'], ['usage', 'jsonb'], ['cost_nano', 'int8'],
+  ['started_at', 'timestamptz'], ['duration_ms', 'int4'], ['upstream_headers_ms', 'int4'],
+];
+const INSERT_SQL = `INSERT INTO usage_record (${COLUMNS.map(([name]) => name).join(', ')})
+  SELECT * FROM unnest(${COLUMNS.map(([, type], index) => `$${index + 1}::${type}[]`).join(', ')})`;
 
 function rowOf(draft: UsageDraft): unknown[] {
   return [
@@ -27,11 +32,20 @@ function rowOf(draft: UsageDraft): unknown[] {
   ];
 }
 
+function sqlState(error: unknown): string | undefined {
+  const failure = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = failure?.code ?? failure?.driverError?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** PostgreSQL data exceptions (class 22) and integrity violations (23): the record, not the database. */
 function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown; driverError?: { code?: unknown } } | null)?.code
-    ?? (error as { driverError?: { code?: unknown } } | null)?.driverError?.code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+  const code = sqlState(error);
+  return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return sqlState(error) === '23505';
 }
 
 function draftForLog(draft: UsageDraft): Record<string, unknown> {
@@ -146,7 +160,13 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   /** Stores the records at the head of the queue and takes them off it when that worked. */
   private async tryStore(batch: UsageDraft[]): Promise<'stored' | 'retry' | 'bad_record'> {
     try {
-      const balances = await this.dataSource.transaction((manager) => this.store(manager, batch));
+      let balances: Map<string, OwnerBalance>;
+      try {
+        balances = await this.dataSource.transaction((manager) => this.store(manager, batch, this.failures > 0));
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        balances = await this.dataSource.transaction((manager) => this.store(manager, batch, true));
+      }
       this.acknowledge(batch, balances);
       this.failures = 0;
       return 'stored';
@@ -168,20 +188,25 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
     for (const [ownerId, cost] of costs) this.quota.written(ownerId, cost, balances.get(ownerId));
   }
 
-  private async store(manager: EntityManager, batch: UsageDraft[]): Promise<Map<string, OwnerBalance>> {
-    const parameters: unknown[] = [];
-    const tuples = batch.map((draft) => {
-      const row = rowOf(draft);
-      const start = parameters.length;
-      parameters.push(...row);
-      return `(${row.map((_, index) => `$${start + index + 1}`).join(', ')})`;
-    });
-    const inserted: Array<{ request_id: string }> = await manager.query(
-      `INSERT INTO usage_record (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
-       ON CONFLICT (request_id) DO NOTHING RETURNING request_id`,
-      parameters,
-    );
-    const insertedIds = new Set(inserted.map((row) => row.request_id));
+  /**
+   * Inserts the batch and adds its cost to the owners' spend, in the caller's transaction.
+   * A batch is first written with a plain INSERT (the cheap path); only when its outcome may
+   * already be stored (a retry) or a request id collides is it written skipping stored ids.
+   */
+  private async store(manager: EntityManager, batch: UsageDraft[], skipStored: boolean): Promise<Map<string, OwnerBalance>> {
+    const rows = batch.map(rowOf);
+    const columns = COLUMNS.map((_, index) => rows.map((row) => row[index]));
+    const insertedIds = new Set<string>();
+    if (skipStored) {
+      const inserted: Array<{ request_id: string }> = await manager.query(
+        `${INSERT_SQL} ON CONFLICT (request_id) DO NOTHING RETURNING request_id`,
+        columns,
+      );
+      for (const row of inserted) insertedIds.add(row.request_id);
+    } else {
+      await manager.query(INSERT_SQL, columns);
+      for (const draft of batch) insertedIds.add(draft.requestId);
+    }
     const spend = new Map<string, bigint>();
     for (const draft of batch) {
       // delete(): a request id that occurs twice in one batch is stored, and billed, once.
