@@ -1,0 +1,106 @@
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+/**
+ * `npm run demo` as a new user meets it: the built demo starts the gateway and the simulator,
+ * prints a key and curl lines, and the printed curl lines work as printed.
+ */
+
+const DEMO = resolve(__dirname, '..', 'dist', 'scripts', 'demo.js');
+const run = promisify(execFile);
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** The arguments of a printed `curl` line, as a shell would split them (single quotes only). */
+function curlArguments(line: string): string[] {
+  const words = line.trim().match(/'[^']*'|\S+/g) ?? [];
+  return words.slice(1).map((word) => (word.startsWith("'") ? word.slice(1, -1) : word));
+}
+
+describe('npm run demo', () => {
+  let child: ChildProcess;
+  let output = '';
+
+  beforeAll(async () => {
+    const port = await freePort();
+    child = spawn(process.execPath, [DEMO], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const deadline = Date.now() + 60_000;
+    while (!output.includes('Ctrl-C stops the demo.')) {
+      if (child.exitCode !== null) throw new Error(`the demo exited early:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`the demo did not start:\n${output}`);
+      await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('prints the demo key and a chat curl line that answers with a chat completion', async () => {
+    expect(output).toMatch(/Demo key:\s+gk-demo-/);
+    const line = output.split('\n').find((text) => text.includes('/v1/chat/completions'));
+    expect(line).toBeDefined();
+    const { stdout } = await run('curl', curlArguments(line!));
+    const answer = JSON.parse(stdout) as { object: string; choices: Array<{ message: { content: string } }> };
+    expect(answer.object).toBe('chat.completion');
+    expect(answer.choices[0].message.content).toContain('Hello, gateway!');
+  });
+
+  it('prints a messages curl line that is answered in the messages format through translation', async () => {
+    const line = output.split('\n').find((text) => text.includes('/v1/messages'));
+    const { stdout } = await run('curl', curlArguments(line!.split('#')[0]));
+    const answer = JSON.parse(stdout) as { type: string; content: Array<{ type: string; text: string }> };
+    expect(answer.type).toBe('message');
+    expect(answer.content[0].text).toContain('Hello, translator!');
+  });
+
+  it('prints a models curl line that lists the demo models', async () => {
+    const line = output.split('\n').find((text) => text.includes('/v1/models'));
+    const { stdout } = await run('curl', curlArguments(line!));
+    const ids = (JSON.parse(stdout) as { data: Array<{ id: string }> }).data.map((model) => model.id);
+    expect(ids).toEqual(expect.arrayContaining(['demo-chat', 'demo-messages', 'demo-embed']));
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = readFileSync(resolve(__dirname, '..', 'Dockerfile'), 'utf8');
+
+  it('builds in one stage and runs from another', () => {
+    expect(dockerfile.match(/^FROM /gm)).toHaveLength(2);
+    expect(dockerfile).toMatch(/^COPY --from=build /m);
+  });
+
+  it('runs the gateway as a non-root user', () => {
+    const user = /^USER (\S+)/m.exec(dockerfile)?.[1];
+    expect(user).toBeDefined();
+    expect(['root', '0']).not.toContain(user);
+  });
+
+  it('checks health on the liveness probe', () => {
+    expect(dockerfile).toMatch(/^HEALTHCHECK[\s\S]*\/health\/live/m);
+  });
+
+  it('starts the built entry point that npm start runs', () => {
+    const start = (JSON.parse(readFileSync(resolve(__dirname, '..', 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    expect(start).toBe('node dist/src/main.js');
+    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/main\.js"\]/m);
+  });
+});
