@@ -1,14 +1,24 @@
 /**
- * Starts one gateway for a benchmark run: upstream = $UPSTREAM_URL (the bench mock), key
- * $BENCH_KEY (default `gk-bench-key`), models `gpt-4o-mini` (chat) and
- * `claude-3-5-haiku-latest` (messages), embedded database unless DATABASE_URL is set.
+ * Starts one gateway for a benchmark run (`npm run bench`, bench/run.mjs): upstream =
+ * $UPSTREAM_URL (the bench mock), key $BENCH_KEY (default `gk-bench-key`), models
+ * `gpt-4o-mini` (chat), `claude-3-5-haiku-latest` (messages) and `responses-on-messages`
+ * (messages only, for translated calls on the responses entry), embedded database unless
+ * DATABASE_URL is set, admin API on with $ADMIN_TOKEN.
+ *
+ * With $BENCH_CONTROL_PORT it also listens on that loopback port, apart from the gateway's own
+ * server, for the runner: `GET /usage` writes the queued usage records and answers how many
+ * records of owner `bench` were started since this process began, and their cost.
  */
 import 'reflect-metadata';
+import { createServer } from 'node:http';
+import { DataSource } from 'typeorm';
 import { createGatewayApp } from '../src/app.factory';
 import { loadGatewayConfig } from '../src/config/config.loader';
 import { databaseSettingsFromEnv } from '../src/database/data-source';
 import { defaultSettings } from '../src/gateway-options';
 import { installGracefulShutdown } from '../src/common/graceful-shutdown';
+import { UsageWriter } from '../src/metering/usage-writer.service';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 
 const yaml = `
 upstreams:
@@ -26,6 +36,11 @@ models:
     interfaces: [messages]
     lines: [mock]
     prices: { input_tokens: 0.8, output_tokens: 4 }
+  - id: responses-on-messages
+    upstream_model: responses-on-messages-upstream
+    interfaces: [messages]
+    lines: [mock]
+    prices: { input_tokens: 0.8, output_tokens: 4 }
 owners:
   - id: bench
     kind: project
@@ -36,13 +51,52 @@ keys:
     models: ["*"]
 `;
 
+/** The runner's side door: flush the usage writer, then count this process's records. */
+function listenControl(app: NestFastifyApplication, port: number, since: Date): void {
+  const writer = app.get(UsageWriter);
+  const dataSource = app.get(DataSource);
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url !== '/usage') {
+      response.writeHead(404).end();
+      return;
+    }
+    void (async () => {
+      await writer.flush();
+      const rows: Array<{ records: string; cost_nano: string }> = await dataSource.query(
+        `SELECT count(*)::text AS records, coalesce(sum(cost_nano), 0)::text AS cost_nano
+           FROM usage_record WHERE owner_id = 'bench' AND started_at >= $1`,
+        [since],
+      );
+      const groups: Array<Record<string, unknown>> = await dataSource.query(
+        `SELECT model, interface, translated_to, stream, status, count(*)::int AS records
+           FROM usage_record WHERE owner_id = 'bench' AND started_at >= $1
+          GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 5`,
+        [since],
+      );
+      const body = JSON.stringify({
+        records: Number(rows[0].records),
+        cost_nano: rows[0].cost_nano,
+        queued: writer.depth,
+        groups,
+      });
+      response.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    })().catch((error: unknown) => {
+      response.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+    });
+  });
+  server.listen(port, '127.0.0.1');
+  server.unref();
+}
+
 async function main(): Promise<void> {
+  const since = new Date();
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_KEY: process.env.BENCH_KEY ?? 'gk-bench-key' };
   const config = loadGatewayConfig(yaml, env);
   const database = { ...databaseSettingsFromEnv(env), dataDir: env.DATA_DIR ?? 'memory' };
   const app = await createGatewayApp({ config, database, adminToken: env.ADMIN_TOKEN, ...defaultSettings(env) }, { logger: ['error', 'warn'] });
   installGracefulShutdown(app, 5_000);
   await app.listen(Number(env.PORT ?? 8080), '127.0.0.1');
+  if (env.BENCH_CONTROL_PORT) listenControl(app, Number(env.BENCH_CONTROL_PORT), since);
 }
 
 void main().catch((error) => {
