@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, Repository } from 'typeorm';
-import { ApiKey } from './api-key.entity';
 import { QuotaOwner } from './quota-owner.entity';
 import type { Principal } from './principal';
 import type { KeyConfig, OwnerConfig } from '../config/gateway-config';
@@ -9,11 +8,9 @@ import { randomUUID } from 'node:crypto';
 /** Database access for keys and their owners. */
 @Injectable()
 export class ApiKeyRepository {
-  private readonly keys: Repository<ApiKey>;
   private readonly owners: Repository<QuotaOwner>;
 
   constructor(private readonly dataSource: DataSource) {
-    this.keys = dataSource.getRepository(ApiKey);
     this.owners = dataSource.getRepository(QuotaOwner);
   }
 
@@ -83,9 +80,5 @@ export class ApiKeyRepository {
 
   findOwner(id: string): Promise<QuotaOwner | null> {
     return this.owners.findOneBy({ id });
-  }
-
-  findKey(id: string): Promise<ApiKey | null> {
-    return this.keys.findOneBy({ id });
   }
 }

@@ -78,10 +78,6 @@ export class QuotaService {
     if (balance) this.balances.set(ownerId, { balance, loadedAt: this.clock.now() });
   }
 
-  forget(ownerId: string): void {
-    this.balances.delete(ownerId);
-  }
-
   private balance(ownerId: string): Promise<OwnerBalance | null> {
     const cached = this.balances.get(ownerId);
     if (cached && this.clock.now() - cached.loadedAt < this.settings.balanceTtlMs) {
