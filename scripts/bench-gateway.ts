@@ -11,6 +11,8 @@
  */
 import 'reflect-metadata';
 import { createServer } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { DataSource } from 'typeorm';
 import { createGatewayApp } from '../src/app.factory';
 import { loadGatewayConfig } from '../src/config/config.loader';
@@ -88,6 +90,27 @@ function listenControl(app: NestFastifyApplication, port: number, since: Date): 
   server.unref();
 }
 
+/**
+ * With $BENCH_CPU_PROFILE (a file name), SIGUSR2 starts the V8 CPU profiler and the next
+ * SIGUSR2 writes the profile there (bench/profile.mjs: only the measured load, no start-up).
+ */
+function listenProfileSignal(file: string): void {
+  const session = new Session();
+  session.connect();
+  let running = false;
+  process.on('SIGUSR2', () => {
+    if (!running) {
+      running = true;
+      session.post('Profiler.enable', () => session.post('Profiler.start'));
+      return;
+    }
+    running = false;
+    session.post('Profiler.stop', (error, result) => {
+      if (!error) writeFileSync(file, JSON.stringify(result.profile));
+    });
+  });
+}
+
 async function main(): Promise<void> {
   const since = new Date();
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_KEY: process.env.BENCH_KEY ?? 'gk-bench-key' };
@@ -96,6 +119,7 @@ async function main(): Promise<void> {
   const app = await createGatewayApp({ config, database, adminToken: env.ADMIN_TOKEN, ...defaultSettings(env) }, { logger: ['error', 'warn'] });
   installGracefulShutdown(app, 5_000);
   await app.listen(Number(env.PORT ?? 8080), '127.0.0.1');
+  if (env.BENCH_CPU_PROFILE) listenProfileSignal(env.BENCH_CPU_PROFILE);
   if (env.BENCH_CONTROL_PORT) listenControl(app, Number(env.BENCH_CONTROL_PORT), since);
 }
 

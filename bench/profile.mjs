@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+// `node bench/profile.mjs [--scenario chat-c64] [--seconds 10] [--top 40]`: where the gateway's
+// CPU goes under one benchmark scenario. Starts the simulator and the gateway (pinned like
+// `npm run bench`), warms it up, profiles only the measured load (V8's sampling profiler, started
+// and stopped by SIGUSR2), and prints the
+// profile's self time grouped by package and by function. The raw `.cpuprofile` (open it in
+// Chrome DevTools or speedscope for a flame graph) stays under bench/results/profile-*/.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const { values: opt } = parseArgs({
+  options: {
+    scenario: { type: 'string', default: 'chat-c64' },
+    seconds: { type: 'string', default: '10' },
+    top: { type: 'string', default: '40' },
+    'database-url': { type: 'string' },
+  },
+});
+const OUT = path.join(ROOT, 'bench/results', `profile-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+fs.mkdirSync(OUT, { recursive: true });
+
+const KEY = 'gk-bench-key';
+const bodies = {
+  chat: { path: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32 } },
+  'chat-sse': { path: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32, stream: true, stream_options: { include_usage: true } } },
+  'messages-sse': { path: '/v1/messages', body: { model: 'claude-3-5-haiku-latest', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32, stream: true } },
+  'translated-sse': { path: '/v1/responses', body: { model: 'responses-on-messages', input: 'Reply with ok.', max_output_tokens: 32, stream: true } },
+};
+const match = /^(chat|chat-sse|messages-sse|translated-sse)-c(\d+)$/.exec(opt.scenario);
+if (!match) throw new Error(`unknown scenario ${opt.scenario}`);
+const call = bodies[match[1]];
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+async function waitForPort(port) {
+  for (let i = 0; i < 600; i++) {
+    const open = await new Promise((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await sleep(100);
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+function start(cpu, args, env) {
+  const log = fs.openSync(path.join(OUT, `${path.basename(args.at(-1))}.log`), 'a');
+  return spawn('taskset', ['-c', cpu, process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
+}
+
+const mockPort = await freePort();
+const gatewayPort = await freePort();
+const mock = start('0', ['bench/mock-upstream.mjs', '--port', String(mockPort)], {});
+await waitForPort(mockPort);
+const profileFile = path.join(OUT, 'gateway.cpuprofile');
+const gateway = start('1', ['dist/scripts/bench-gateway.js'], {
+  BENCH_CPU_PROFILE: profileFile,
+  PORT: String(gatewayPort),
+  UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
+  DATABASE_URL: opt['database-url'] ?? '',
+});
+await waitForPort(gatewayPort);
+
+const headers = call.path === '/v1/messages' ? { 'x-api-key': KEY, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${KEY}` };
+const script = path.join(OUT, 'wrk.lua');
+fs.writeFileSync(script, [
+  'wrk.method = "POST"',
+  `wrk.body = [==[${JSON.stringify(call.body)}]==]`,
+  'wrk.headers["content-type"] = "application/json"',
+  ...Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`),
+].join('\n'));
+const wrk = (seconds) => spawnSync('taskset', ['-c', '0', 'wrk', '-t1', `-c${match[2]}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${gatewayPort}${call.path}`], { encoding: 'utf8' });
+wrk(3); // JIT warm-up
+gateway.kill('SIGUSR2'); // the profiler starts
+const run = wrk(Number(opt.seconds));
+gateway.kill('SIGUSR2'); // ... and writes the profile
+process.stderr.write(run.stdout);
+while (!fs.existsSync(profileFile)) await sleep(100);
+await sleep(500);
+gateway.kill('SIGTERM');
+await new Promise((resolve) => gateway.on('exit', resolve));
+mock.kill('SIGTERM');
+
+const file = path.basename(profileFile);
+const profile = JSON.parse(fs.readFileSync(profileFile, 'utf8'));
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const self = new Map();
+const deltas = profile.timeDeltas;
+for (let i = 0; i < profile.samples.length; i++) self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + (deltas[i] ?? 0));
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+
+function packageOf(url) {
+  if (!url) return '(native)';
+  const modules = url.lastIndexOf('node_modules/');
+  if (modules !== -1) {
+    const rest = url.slice(modules + 13).split('/');
+    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
+  }
+  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
+  if (url.includes('/dist/')) return 'gateway:' + url.slice(url.indexOf('/dist/') + 6).split('/').slice(0, 2).join('/');
+  return url;
+}
+const packages = new Map();
+const functions = new Map();
+for (const [id, time] of self) {
+  const frame = byId.get(id).callFrame;
+  const pkg = frame.url ? packageOf(frame.url) : `(${frame.functionName || 'program'})`;
+  packages.set(pkg, (packages.get(pkg) ?? 0) + time);
+  const name = `${frame.functionName || '(anonymous)'} ${frame.url ? `${packageOf(frame.url)}:${frame.lineNumber + 1}` : ''}`;
+  functions.set(name, (functions.get(name) ?? 0) + time);
+}
+const print = (title, map, limit) => {
+  console.log(`\n${title}`);
+  for (const [name, time] of [...map].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
+    console.log(`${((100 * time) / total).toFixed(1).padStart(5)} %  ${name}`);
+  }
+};
+console.log(`profile ${path.join(OUT, file)}: ${(total / 1e6).toFixed(1)} s sampled`);
+print('self time by package', packages, 30);
+print('self time by function', functions, Number(opt.top));
