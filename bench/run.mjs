@@ -32,6 +32,8 @@ const HELP = `Usage: npm run bench [-- options]     (or: node bench/run.mjs [opt
                          one of chat, chat-sse, messages, messages-sse, translated-sse and N the
                          concurrency: chat-c1,chat-c64,chat-sse-c64,messages-sse-c64,translated-sse-c64
   --database-url URL     run the gateway on this PostgreSQL database instead of the embedded one
+  --data-dir DIR         the embedded database's folder (default: data/ in the results folder;
+                         \`memory\` keeps it in memory, as the test suites do)
   --ttfb-seconds S       per stream scenario and target: sequential streams for the TTFB probe (3; --quick 1)
   --chunks N             content chunks per simulated stream (20)
   --loadgen auto|wrk|autocannon    (auto: wrk when installed)
@@ -50,6 +52,7 @@ const { values: opt } = parseArgs({
     warmup: { type: 'string' },
     scenarios: { type: 'string', default: 'chat-c1,chat-c64,chat-sse-c64,messages-sse-c64,translated-sse-c64' },
     'database-url': { type: 'string' },
+    'data-dir': { type: 'string' },
     'ttfb-seconds': { type: 'string' },
     chunks: { type: 'string', default: '20' },
     loadgen: { type: 'string', default: 'auto' },
@@ -431,7 +434,8 @@ async function main() {
   const barePort = await freePort();
   const bare = start('bare-proxy', [path.join(BENCH_DIR, 'bare-proxy.mjs'), '--port', String(barePort)], { cpu: TARGET_CPU, env: { UPSTREAM_URL: mockUrl } });
   const [gatewayPort, controlPort] = [await freePort(), await freePort()];
-  const gatewayEnv = { PORT: String(gatewayPort), UPSTREAM_URL: mockUrl, BENCH_CONTROL_PORT: String(controlPort), ADMIN_TOKEN, BENCH_KEY: GATEWAY_KEY, DATA_DIR: 'memory', DATABASE_URL: opt['database-url'] ?? '' };
+  // The embedded database as a deployment runs it (on disk), in a folder of this run.
+  const gatewayEnv = { PORT: String(gatewayPort), UPSTREAM_URL: mockUrl, BENCH_CONTROL_PORT: String(controlPort), ADMIN_TOKEN, BENCH_KEY: GATEWAY_KEY, DATA_DIR: opt['data-dir'] ?? path.join(OUT, 'data'), DATABASE_URL: opt['database-url'] ?? '' };
   const gateway = start('gateway', [path.join(ROOT, 'dist/scripts/bench-gateway.js')], { cpu: TARGET_CPU, env: gatewayEnv });
   await Promise.all([waitForPort(mockPort, mock), waitForPort(barePort, bare), waitForPort(gatewayPort, gateway), waitForPort(controlPort, gateway)]);
   const targets = TARGETS.map((t) => ({ ...t, url: `http://127.0.0.1:${t.name === 'gateway' ? gatewayPort : barePort}`, proc: t.name === 'gateway' ? gateway : bare }));
@@ -602,5 +606,6 @@ try {
   log(`FAILED: ${error.stack ?? error.message}`);
 } finally {
   await stopAll();
+  if (!opt['data-dir']) fs.rmSync(path.join(OUT, 'data'), { recursive: true, force: true });
 }
 process.exit(code);

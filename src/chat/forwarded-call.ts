@@ -6,6 +6,7 @@ import { dialectOfPath, errorBody } from '../common/error-body';
 import type { InterfaceName } from '../config/gateway-config';
 import { ForwardFailure, ForwardService, OpenedResponse } from '../upstream/forward.service';
 import { UsageWriter } from '../metering/usage-writer.service';
+import { CallAbort } from '../upstream/call-abort';
 import type { UsageFigures } from '../metering/usage-figures';
 import { CallOutcome, usageDraftOf } from './call-recorder';
 
@@ -42,7 +43,7 @@ export class ForwardedCall {
 
   async run(request: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
     const call = request.call!;
-    const abort = new AbortController();
+    const abort = new CallAbort();
     const response = reply.raw;
     const onClose = () => {
       if (!response.writableFinished) abort.abort();
@@ -56,11 +57,11 @@ export class ForwardedCall {
         path: spec.path,
         body: spec.body,
         incomingHeaders: spec.incomingHeaders,
-        signal: abort.signal,
+        signal: abort,
       });
     } catch (error) {
       response.off('close', onClose);
-      if (error instanceof ForwardFailure) this.record(request, spec, failureOutcome(error, abort.signal.aborted));
+      if (error instanceof ForwardFailure) this.record(request, spec, failureOutcome(error, abort.aborted));
       throw error;
     }
     reply.hijack();
@@ -73,7 +74,7 @@ export class ForwardedCall {
       opened.done();
       response.off('close', onClose);
     }
-    if (abort.signal.aborted && outcome.status !== CLIENT_CLOSED) outcome = { ...outcome, status: CLIENT_CLOSED, errorCode: 'client_closed' };
+    if (abort.aborted && outcome.status !== CLIENT_CLOSED) outcome = { ...outcome, status: CLIENT_CLOSED, errorCode: 'client_closed' };
     this.record(request, spec, outcome);
   }
 

@@ -49,6 +49,11 @@ function embeddedDirectory(dataDir: string): string | undefined {
   return dataDir;
 }
 
+/** True when the data source runs on the embedded engine (PGlite) rather than a PostgreSQL server. */
+export function isEmbedded(dataSource: DataSource): boolean {
+  return (dataSource.options as { driver?: unknown }).driver !== undefined;
+}
+
 /** Any fixed number shared by every replica: the advisory lock that serialises migrations. */
 const MIGRATION_LOCK = 7_318_204_551;
 

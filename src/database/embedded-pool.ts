@@ -59,6 +59,15 @@ export class EmbeddedPool extends EventEmitter {
   }
 }
 
+/**
+ * Rows for `COPY table (columns) FROM '/dev/blob'` in PostgreSQL's text format, passed as the
+ * only query parameter: the embedded engine reads them as the COPY's input. COPY is the cheapest
+ * way into the embedded engine (about a third less CPU per usage record than INSERT … unnest).
+ */
+export class CopyRows {
+  constructor(readonly text: string) {}
+}
+
 interface QueryResultLike {
   rows: unknown[];
   rowCount?: number;
@@ -71,6 +80,9 @@ class EmbeddedClient extends EventEmitter {
   }
 
   async query(text: string, parameters?: unknown[]): Promise<QueryResultLike> {
+    if (parameters?.length === 1 && parameters[0] instanceof CopyRows) {
+      return (await this.database.query(text, [], { blob: new Blob([parameters[0].text]) })) as QueryResultLike;
+    }
     if (parameters && parameters.length > 0) {
       return (await this.database.query(text, parameters)) as QueryResultLike;
     }

@@ -129,6 +129,44 @@ describe(UsageWriter.name, () => {
   }
 
   describe('batches', () => {
+    it('stores every field as given, characters that COPY gives a meaning included', async () => {
+      const ownerId = await owner();
+      const { usage } = writer();
+      const odd = {
+        ...draft(ownerId, 42n),
+        clientRequestId: 'back\\slash \\N tab\tline\nreturn\r end',
+        model: 'model \\. ünïcode',
+        line: null,
+        translatedTo: 'messages',
+        errorCode: 'upstream_stream_broken',
+        stream: true,
+        usage: { input_tokens: 3, output_tokens: 0 },
+        upstreamHeadersMs: null,
+      };
+
+      usage.enqueue(odd);
+      await usage.flush();
+
+      const [row] = await dataSource.query('SELECT * FROM usage_record WHERE request_id = $1', [odd.requestId]);
+      expect(row).toMatchObject({
+        client_request_id: odd.clientRequestId,
+        key_id: odd.keyId,
+        owner_id: ownerId,
+        model: odd.model,
+        interface: 'chat_completions',
+        line: null,
+        translated_to: 'messages',
+        status: 200,
+        error_code: 'upstream_stream_broken',
+        stream: true,
+        usage: { input_tokens: 3, output_tokens: 0 },
+        cost_nano: '42',
+        duration_ms: 15,
+        upstream_headers_ms: null,
+      });
+      expect(new Date(row.started_at).getTime()).toBe(odd.startedAt.getTime());
+    });
+
     it('writes queued records in batches of at most batchSize, one transaction each', async () => {
       const ownerId = await owner();
       const flaky = new FlakyDataSource(dataSource);

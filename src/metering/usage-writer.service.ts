@@ -3,6 +3,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { BalanceRow, balanceOf, OwnerBalance, QuotaService } from './quota.service';
 import type { UsageDraft } from './usage-draft';
 import { returnedRows } from '../database/returned-rows';
+import { CopyRows } from '../database/embedded-pool';
+import { isEmbedded } from '../database/data-source';
 
 export interface UsageWriterSettings {
   /** Longest time a record waits before its batch is written. */
@@ -23,6 +25,25 @@ const COLUMNS: Array<[string, string]> = [
 ];
 const INSERT_SQL = `INSERT INTO usage_record (${COLUMNS.map(([name]) => name).join(', ')})
   SELECT * FROM unnest(${COLUMNS.map(([, type], index) => `$${index + 1}::${type}[]`).join(', ')})`;
+
+const COPY_SQL = `COPY usage_record (${COLUMNS.map(([name]) => name).join(', ')}) FROM '/dev/blob'`;
+
+/** Characters COPY's text format gives a meaning: backslash and the row and column separators. */
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+function copyField(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  const text = value instanceof Date ? value.toISOString() : typeof value === 'boolean' ? (value ? 't' : 'f') : String(value);
+  return COPY_SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (character) => COPY_ESCAPES[character]) : text;
+}
+
+/** The batch in COPY's text format: a line per record, tab-separated, `\N` for NULL. */
+export function copyText(rows: unknown[][]): string {
+  let text = '';
+  for (const row of rows) text += `${row.map(copyField).join('\t')}\n`;
+  return text;
+}
 
 function rowOf(draft: UsageDraft): unknown[] {
   return [
@@ -67,12 +88,15 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   private flushing: Promise<void> | undefined;
   private failures = 0;
   private stopped = false;
+  private readonly embedded: boolean;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly quota: QuotaService,
     @Inject(USAGE_WRITER_SETTINGS) private readonly settings: UsageWriterSettings,
-  ) {}
+  ) {
+    this.embedded = isEmbedded(dataSource);
+  }
 
   enqueue(draft: UsageDraft): void {
     this.queue.push(draft);
@@ -190,21 +214,25 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
 
   /**
    * Inserts the batch and adds its cost to the owners' spend, in the caller's transaction.
-   * A batch is first written with a plain INSERT (the cheap path); only when its outcome may
-   * already be stored (a retry) or a request id collides is it written skipping stored ids.
+   * A batch is first written with a plain INSERT (the cheap path; on the embedded engine a
+   * COPY, cheaper still); only when its outcome may already be stored (a retry) or a request id
+   * collides is it written skipping stored ids.
    */
   private async store(manager: EntityManager, batch: UsageDraft[], skipStored: boolean): Promise<Map<string, OwnerBalance>> {
     const rows = batch.map(rowOf);
-    const columns = COLUMNS.map((_, index) => rows.map((row) => row[index]));
+    const columns = (): unknown[][] => COLUMNS.map((_, index) => rows.map((row) => row[index]));
     const insertedIds = new Set<string>();
-    if (skipStored) {
+    if (!skipStored && this.embedded) {
+      await manager.query(COPY_SQL, [new CopyRows(copyText(rows))]);
+      for (const draft of batch) insertedIds.add(draft.requestId);
+    } else if (skipStored) {
       const inserted: Array<{ request_id: string }> = await manager.query(
         `${INSERT_SQL} ON CONFLICT (request_id) DO NOTHING RETURNING request_id`,
-        columns,
+        columns(),
       );
       for (const row of inserted) insertedIds.add(row.request_id);
     } else {
-      await manager.query(INSERT_SQL, columns);
+      await manager.query(INSERT_SQL, columns());
       for (const draft of batch) insertedIds.add(draft.requestId);
     }
     const spend = new Map<string, bigint>();

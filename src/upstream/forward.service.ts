@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
+import type { CallAbort } from './call-abort';
 import { Line, LineRegistry } from './line-registry';
 import { UpstreamClient, UpstreamResponse } from './upstream-client';
 import { defaultAuthStyle, upstreamRequestHeaders } from './header-policy';
@@ -15,7 +16,7 @@ export interface ForwardRequest {
   path: string;
   body: Buffer;
   incomingHeaders: IncomingHttpHeaders;
-  signal: AbortSignal;
+  signal: CallAbort;
 }
 
 /** An upstream answer whose headers arrived; the caller reads the body, then calls `done`. */

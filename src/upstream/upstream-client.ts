@@ -2,13 +2,14 @@ import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Line } from './line-registry';
+import type { CallAbort } from './call-abort';
 
 export interface UpstreamRequest {
   method: 'POST' | 'GET' | 'DELETE';
   path: string;
   headers: Record<string, string>;
   body?: Buffer;
-  signal: AbortSignal;
+  signal: CallAbort;
 }
 
 export interface UpstreamResponse {

@@ -1,0 +1,17 @@
+import { EventEmitter } from 'node:events';
+
+/**
+ * Cancels one upstream call when its client goes away. undici takes an EventEmitter with
+ * `aborted` and an `abort` event in place of an AbortSignal; this costs a fraction of an
+ * AbortController (an EventTarget with its own internal state), which took about 3 % of the
+ * gateway's CPU per call in profiles (docs/performance.md).
+ */
+export class CallAbort extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
