@@ -7,6 +7,7 @@ import { AppModule } from './app.module';
 import type { GatewayOptions } from './gateway-options';
 import { GatewayExceptionFilter } from './common/gateway-exception.filter';
 import './common/request-state';
+import { readBody } from './common/body-reader';
 
 /** SPEC.md: request bodies up to 32 MiB on every endpoint; larger gives 413. */
 export const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -34,7 +35,7 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
   });
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+  fastify.addContentTypeParser('*', (request, payload, done) => readBody(payload, BODY_LIMIT_BYTES, done));
   fastify.decorateRequest('startedAt', 0);
   fastify.addHook('onRequest', (request, reply, done) => {
     request.startedAt = performance.now();

@@ -148,6 +148,41 @@ describe('native forwarding', () => {
       expect(answer.status).toBe(200);
       expect(onlyUpstreamRequest().body).toEqual(Buffer.from(clientBody.replace('"chat-model"', `"${CHAT_UPSTREAM_MODEL}"`)));
     });
+
+    it('sends a large body (sent upstream in pieces, not joined) byte for byte, model swapped and usage options added', async () => {
+      const picture = 'A'.repeat(3 * 1024 * 1024);
+      const clientBody = `{"model":"chat-model","stream":true,"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,${picture}"}}]}]}`;
+
+      const answer = await post(CHAT_PATH, clientBody);
+
+      expect(answer.status).toBe(200);
+      const expected = `${clientBody.slice(0, -1).replace('"chat-model"', `"${CHAT_UPSTREAM_MODEL}"`)},"stream_options":{"include_usage":true}}`;
+      const received = onlyUpstreamRequest();
+      expect(received.body.equals(Buffer.from(expected))).toBe(true);
+      expect(received.headers['content-length']).toBe(String(Buffer.byteLength(expected)));
+    });
+
+    it('reads a large chunked body that announces no length and forwards it whole', async () => {
+      const clientBody = JSON.stringify(chatBody({ padding: 'x'.repeat(2 * 1024 * 1024) }));
+      const pieces = [clientBody.slice(0, 1000), clientBody.slice(1000, 1_500_000), clientBody.slice(1_500_000)];
+      const response = await fetch(`${gateway.url}${CHAT_PATH}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(controller) {
+            for (const piece of pieces) controller.enqueue(new TextEncoder().encode(piece));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+        signal: AbortSignal.timeout(10_000),
+      } as RequestInit);
+      await response.text();
+
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-request-id')).toBeTruthy();
+      expect(onlyUpstreamRequest().body.equals(Buffer.from(clientBody.replace('"chat-model"', `"${CHAT_UPSTREAM_MODEL}"`)))).toBe(true);
+    });
   });
 
   describe('usage statistics of streaming chat', () => {

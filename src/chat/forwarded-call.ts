@@ -7,6 +7,7 @@ import type { InterfaceName } from '../config/gateway-config';
 import { ForwardFailure, ForwardService, OpenedResponse } from '../upstream/forward.service';
 import { UsageWriter } from '../metering/usage-writer.service';
 import { CallAbort } from '../upstream/call-abort';
+import type { UpstreamBody } from '../upstream/upstream-client';
 import type { UsageFigures } from '../metering/usage-figures';
 import { CallOutcome, usageDraftOf } from './call-recorder';
 
@@ -20,7 +21,7 @@ export interface CallSpec {
   /** Interface whose header policy and credential style the upstream request follows. */
   upstreamInterface: InterfaceName;
   path: string;
-  body: Buffer;
+  body: UpstreamBody;
   incomingHeaders: IncomingHttpHeaders;
   translatedTo?: string;
   /** Writes the answer to the client; throws when the upstream body breaks off. */

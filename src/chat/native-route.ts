@@ -1,5 +1,6 @@
 import type { AdmittedCall } from '../common/request-state';
-import { readValue, spliceFields } from '../common/json-splice';
+import { readValue, splicedParts } from '../common/json-splice';
+import { UpstreamBody, upstreamBodyOf } from '../upstream/upstream-client';
 import { ChatMeter, EmbeddingsMeter, MessagesMeter, ResponseMeter, ResponsesMeter, UnbilledMeter } from './response-meter';
 
 /** How one entry point is forwarded natively: where to, with which body, metered how. */
@@ -8,13 +9,13 @@ export interface NativeRoute {
   name: string;
   upstreamPath: string;
   /** The body sent upstream: the client's bytes with only `model` (and usage options) changed. */
-  upstreamBody(call: AdmittedCall): Buffer;
+  upstreamBody(call: AdmittedCall): UpstreamBody;
   meter(call: AdmittedCall): ResponseMeter;
 }
 
-function replaceModel(call: AdmittedCall, extra?: Map<string, string>, additions?: Array<[string, string]>): Buffer {
+function replaceModel(call: AdmittedCall, extra?: Map<string, string>, additions?: Array<[string, string]>): UpstreamBody {
   const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)], ...(extra ?? [])]);
-  return spliceFields(call.body, call.fields, replacements, additions);
+  return upstreamBodyOf(splicedParts(call.body, call.fields, replacements, additions));
 }
 
 function streamOptions(call: AdmittedCall): Record<string, unknown> | undefined {

@@ -6,7 +6,7 @@ import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
 import type { CallAbort } from './call-abort';
 import { Line, LineRegistry } from './line-registry';
-import { UpstreamClient, UpstreamResponse } from './upstream-client';
+import { UpstreamBody, UpstreamClient, UpstreamResponse } from './upstream-client';
 import { defaultAuthStyle, upstreamRequestHeaders } from './header-policy';
 import { AttemptFailure, classifyFailure, isCredentialStatus, isRetryableStatus } from './upstream-failure';
 
@@ -14,7 +14,7 @@ export interface ForwardRequest {
   entry: InterfaceName;
   model: ModelConfig;
   path: string;
-  body: Buffer;
+  body: UpstreamBody;
   incomingHeaders: IncomingHttpHeaders;
   signal: CallAbort;
 }
