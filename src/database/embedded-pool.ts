@@ -1,4 +1,7 @@
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { PGlite, types } from '@electric-sql/pglite';
 
 /**
@@ -109,10 +112,30 @@ const EMBEDDED_SHARED_BUFFERS = '32MB';
  * the same on both databases.
  */
 export async function openEmbeddedDatabase(dataDir: string | undefined): Promise<PGlite> {
-  return PGlite.create({
+  const options = {
     dataDir,
     parsers: { [types.INT8]: (value: string) => value },
     startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+  };
+  if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initialiseCluster(dataDir, options.startParams);
+  return PGlite.create(options);
+}
+
+/**
+ * Creates the cluster in a new folder from a worker thread. initdb runs inside the engine and
+ * grows its WebAssembly memory to several hundred MiB, which a running instance never gives
+ * back; the worker's memory goes when the worker ends, so the gateway keeps the footprint of a
+ * plain start (about 260 MiB instead of 700; docs/performance.md).
+ */
+async function initialiseCluster(dataDir: string, startParams: string[]): Promise<void> {
+  const source = `
+    const { workerData } = require('node:worker_threads');
+    const { PGlite } = require(workerData.module);
+    PGlite.create({ dataDir: workerData.dataDir, startParams: workerData.startParams }).then((database) => database.close());`;
+  const worker = new Worker(source, { eval: true, workerData: { module: require.resolve('@electric-sql/pglite'), dataDir, startParams } });
+  await new Promise<void>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${dataDir} failed (exit ${code})`))));
   });
 }
 
