@@ -12,12 +12,12 @@
 // than 10 % above its start.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, waitForPort } from './ports.mjs';
 import { Pool } from 'undici';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -35,25 +35,6 @@ const KEY = 'gk-bench-key';
 const log = (line) => process.stderr.write(`[memory] ${line}\n`);
 const mib = (bytes) => Math.round(bytes / 1048576);
 
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-async function waitForPort(port) {
-  for (let i = 0; i < 600; i++) {
-    const open = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    await sleep(100);
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
 function rssOf(pid) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)[1]) * 1024;

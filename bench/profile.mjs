@@ -7,11 +7,11 @@
 // Chrome DevTools or speedscope for a flame graph) stays under bench/results/profile-*/.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, waitForPort } from './ports.mjs';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const { values: opt } = parseArgs({
@@ -36,25 +36,6 @@ const match = /^(chat|chat-sse|messages-sse|translated-sse)-c(\d+)$/.exec(opt.sc
 if (!match) throw new Error(`unknown scenario ${opt.scenario}`);
 const call = bodies[match[1]];
 
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-async function waitForPort(port) {
-  for (let i = 0; i < 600; i++) {
-    const open = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    await sleep(100);
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
 function start(cpu, args, env) {
   const log = fs.openSync(path.join(OUT, `${path.basename(args.at(-1))}.log`), 'a');
   return spawn('taskset', ['-c', cpu, process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', log, log] });

@@ -43,6 +43,8 @@ describe(readBody.name, () => {
   });
 
   it('refuses a malformed content-length with 400', async () => {
-    await expect(read({ 'content-length': 'ten' }, [])).rejects.toBeInstanceOf(BodyError);
+    const refusal = read({ 'content-length': 'ten' }, []);
+    await expect(refusal).rejects.toBeInstanceOf(BodyError);
+    await expect(refusal).rejects.toMatchObject({ statusCode: 400, code: 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' });
   });
 });

@@ -25,7 +25,7 @@ export function readBody(payload: IncomingMessage, limit: number, done: (error: 
     return;
   }
   if (expected !== undefined && expected > limit) {
-    done(new BodyError(413, 'Request body is too large.', 'FST_ERR_CTP_BODY_TOO_LARGE'));
+    done(tooLarge());
     return;
   }
   const whole = expected === undefined ? undefined : Buffer.allocUnsafe(expected);
@@ -42,8 +42,7 @@ export function readBody(payload: IncomingMessage, limit: number, done: (error: 
   };
   const onData = (chunk: Buffer) => {
     if (received + chunk.length > (expected ?? limit)) {
-      const tooLarge = expected === undefined || received + chunk.length > limit;
-      finish(tooLarge ? new BodyError(413, 'Request body is too large.', 'FST_ERR_CTP_BODY_TOO_LARGE') : lengthMismatch());
+      finish(expected === undefined || received + chunk.length > limit ? tooLarge() : lengthMismatch());
       return;
     }
     if (whole) chunk.copy(whole, received);
@@ -58,6 +57,10 @@ export function readBody(payload: IncomingMessage, limit: number, done: (error: 
   payload.on('data', onData);
   payload.on('end', onEnd);
   payload.on('error', onError);
+}
+
+function tooLarge(): BodyError {
+  return new BodyError(413, 'Request body is too large.', 'FST_ERR_CTP_BODY_TOO_LARGE');
 }
 
 function lengthMismatch(): BodyError {
