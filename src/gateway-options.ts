@@ -6,6 +6,7 @@ import type { QuotaSettings } from './metering/quota.service';
 import type { UsageWriterSettings } from './metering/usage-writer.service';
 import type { LineSettings } from './upstream/line-registry';
 import type { TranslationSettings } from './chat/translated-call.service';
+import type { VideoSettings } from './video/video-settings';
 
 /** Everything a gateway process is started with: the config file plus environment settings. */
 export interface GatewayOptions {
@@ -18,6 +19,7 @@ export interface GatewayOptions {
   usageWriter: UsageWriterSettings;
   lines: LineSettings;
   translation: TranslationSettings;
+  video: VideoSettings;
 }
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
@@ -48,6 +50,14 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       connections: numberFrom(env, 'LINE_CONNECTIONS', 256),
     },
     translation: { pingIntervalMs: numberFrom(env, 'PING_INTERVAL_MS', 15_000) },
+    video: {
+      reconcileIntervalMs: numberFrom(env, 'VIDEO_RECONCILE_INTERVAL_MS', 1_000),
+      firstPollDelayMs: numberFrom(env, 'VIDEO_FIRST_POLL_DELAY_MS', 5_000),
+      maxPollDelayMs: numberFrom(env, 'VIDEO_MAX_POLL_DELAY_MS', 60_000),
+      claimLeaseMs: numberFrom(env, 'VIDEO_CLAIM_LEASE_MS', 120_000),
+      claimBatchSize: numberFrom(env, 'VIDEO_CLAIM_BATCH_SIZE', 20),
+      submitLostAfterMs: numberFrom(env, 'VIDEO_SUBMIT_LOST_AFTER_MS', 900_000),
+    },
   };
 }
 

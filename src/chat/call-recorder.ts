@@ -19,6 +19,8 @@ export interface CallOutcome {
   figures: UsageFigures | undefined;
   upstreamHeadersMs: number | null;
   translatedTo?: string | null;
+  /** The record is written later, by whatever the call started (a video task, when it settles). */
+  deferred?: boolean;
 }
 
 /** Builds the usage record of a forwarded call from what the request path learnt. */

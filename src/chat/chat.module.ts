@@ -11,5 +11,6 @@ import { TranslationContextProvider } from './translation-context.provider';
   imports: [CatalogModule, UpstreamModule],
   controllers: [ChatController],
   providers: [ForwardedCall, NativeCallService, TranslatedCallService, TranslationContextProvider],
+  exports: [ForwardedCall],
 })
 export class ChatModule {}

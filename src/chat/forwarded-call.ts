@@ -75,6 +75,7 @@ export class ForwardedCall {
       opened.done();
       response.off('close', onClose);
     }
+    if (outcome.deferred) return;
     if (abort.aborted && outcome.status !== CLIENT_CLOSED) outcome = { ...outcome, status: CLIENT_CLOSED, errorCode: 'client_closed' };
     this.record(request, spec, outcome);
   }

@@ -7,6 +7,7 @@ import { USAGE_WRITER_SETTINGS } from '../metering/usage-writer.service';
 import { LINE_SETTINGS } from '../upstream/line-registry';
 import { TRANSLATION_SETTINGS } from '../chat/translated-call.service';
 import { Clock } from '../auth/clock';
+import { VIDEO_SETTINGS } from '../video/video-settings';
 
 /** The process's options and the clock, available to every module. */
 @Global()
@@ -21,6 +22,7 @@ export class SettingsModule {
       { provide: USAGE_WRITER_SETTINGS, useValue: options.usageWriter },
       { provide: LINE_SETTINGS, useValue: options.lines },
       { provide: TRANSLATION_SETTINGS, useValue: options.translation },
+      { provide: VIDEO_SETTINGS, useValue: options.video },
       Clock,
     ];
     return { module: SettingsModule, providers, exports: providers.map((provider) => ('provide' in provider ? provider.provide : provider)) };

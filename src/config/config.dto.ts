@@ -12,8 +12,10 @@ import {
   IsString,
   Matches,
   Min,
+  ValidateBy,
   ValidateNested,
   ValidationArguments,
+  ValidationOptions,
 } from 'class-validator';
 import { INTERFACE_NAMES, OwnerKind, UPSTREAM_AUTH_STYLES } from './gateway-config';
 
@@ -44,6 +46,29 @@ function oneOf(allowed: readonly string[], what: string) {
     const listed = unknown.map((value) => JSON.stringify(value)).join(', ');
     return `unknown ${what} ${listed} (expected one of: ${allowed.join(', ')})`;
   };
+}
+
+/** A non-empty string, or a non-empty list of non-empty strings (`resolution: 1080p` or `resolution: [720p, 1080p]`). */
+function IsStringOrStringList(validationOptions?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isStringOrStringList',
+      validator: {
+        validate: (value: unknown): boolean =>
+          isNonEmptyString(value) || (Array.isArray(value) && value.length > 0 && value.every(isNonEmptyString)),
+        defaultMessage: (args?: ValidationArguments): string => {
+          const value: unknown = args?.value;
+          if (Array.isArray(value)) return value.length === 0 ? NON_EMPTY_LIST.message : EACH_NON_EMPTY_STRING.message;
+          return 'must be a non-empty string or a list of non-empty strings';
+        },
+      },
+    },
+    validationOptions,
+  );
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
 }
 
 export class UpstreamConfigDto {
@@ -81,6 +106,24 @@ export class CapabilitiesConfigDto {
   @IsOptional()
   @IsBoolean(BOOLEAN)
   image_input?: boolean;
+}
+
+/** One entry of `models[].price_tiers`; the loader checks the prices and that the tier names a condition. */
+export class PriceTierConfigDto {
+  /** One resolution or a list of them, matched case-insensitively; absent = any resolution. */
+  @IsOptional()
+  @IsStringOrStringList()
+  resolution?: string | string[];
+
+  /** true: only calls with video input; false: only calls without; absent: either. */
+  @IsOptional()
+  @IsBoolean(BOOLEAN)
+  video_input?: boolean;
+
+  /** Figure name to price, over the model's own prices; checked by the loader like `prices`. */
+  @IsObject(MAPPING)
+  @IsDefined(REQUIRED)
+  prices!: Record<string, unknown>;
 }
 
 export class ModelConfigDto {
@@ -122,6 +165,13 @@ export class ModelConfigDto {
   @IsOptional()
   @IsObject(MAPPING)
   prices?: Record<string, unknown>;
+
+  /** Tried in order; the first that matches a call replaces the prices it names. */
+  @IsOptional()
+  @IsArray(LIST)
+  @ValidateNested({ each: true, ...MAPPING })
+  @Type(() => PriceTierConfigDto)
+  price_tiers?: PriceTierConfigDto[];
 }
 
 export class OwnerConfigDto {

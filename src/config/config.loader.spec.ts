@@ -86,6 +86,7 @@ describe(loadGatewayConfig.name, () => {
         capabilities: { imageInput: true },
         maxTokens: 16384,
         prices: { input_tokens: 2_500_000_000n, output_tokens: 10_000_000_000n },
+        priceTiers: [],
       },
     ]);
     expect(config.owners).toEqual([{ id: 'team-a', kind: 'project', budgetNano: 100_000_000_000n }]);
@@ -112,6 +113,7 @@ describe(loadGatewayConfig.name, () => {
     expect(config.upstreams[0].auth).toBeUndefined();
     expect(config.models[0].capabilities).toEqual({ imageInput: false });
     expect(config.models[0].prices).toEqual({});
+    expect(config.models[0].priceTiers).toEqual([]);
     expect(config.owners[0].budgetNano).toBeUndefined();
     expect(config.keys[0].enabled).toBe(true);
     expect(config.keys[0].expiresAt).toBeUndefined();
@@ -218,6 +220,87 @@ describe(loadGatewayConfig.name, () => {
     expect(thrown).toBeInstanceOf(ConfigError);
     expect((thrown as ConfigError).problems).toEqual(expected);
     expect((thrown as ConfigError).message.split('\n').slice(1)).toEqual(expected.map((problem) => `  ${problem}`));
+  });
+});
+
+describe('price tiers', () => {
+  /** MINIMAL plus a video model whose `price_tiers:` value is `tiers` (flow style, one line). */
+  function withTiers(tiers: string): string {
+    const videoModel = `  - { id: video-model, upstream_model: up-v, interfaces: [video_c], lines: [line-a], prices: { output_seconds: 0.05 }, price_tiers: ${tiers} }\n`;
+    return minimalWith('owners:', `${videoModel}owners:`);
+  }
+
+  it('parses the tiers in file order, with exact prices and lower-cased resolutions', () => {
+    const yamlText = minimalWith(
+      'owners:',
+      [
+        '  - id: video-c-model',
+        '    upstream_model: vendor-video-2',
+        '    interfaces: [video_c]',
+        '    lines: [line-a]',
+        '    prices: { output_seconds: 0.05, input_seconds: 0.02, input_image_count: 0.01 }',
+        '    price_tiers:',
+        '      - resolution: 1080p',
+        '        video_input: true',
+        '        prices: { output_seconds: 0.12 }',
+        '      - resolution: [1080p, 1080P-HD]',
+        '        prices: { output_seconds: 0.1, input_seconds: "0.000000001", input_image_count: }',
+        '      - video_input: false',
+        '        prices: { input_image_count: 0 }',
+        'owners:',
+      ].join('\n'),
+    );
+
+    const model = loadGatewayConfig(yamlText, {}).models[1];
+
+    expect(model.prices).toStrictEqual({ output_seconds: 50_000_000n, input_seconds: 20_000_000n, input_image_count: 10_000_000n });
+    expect(model.priceTiers).toStrictEqual([
+      { resolutions: ['1080p'], videoInput: true, prices: { output_seconds: 120_000_000n } },
+      { resolutions: ['1080p', '1080p-hd'], prices: { output_seconds: 100_000_000n, input_seconds: 1n } },
+      { videoInput: false, prices: { input_image_count: 0n } },
+    ]);
+  });
+
+  it('reads an absent or empty price_tiers as no tiers', () => {
+    expect(loadGatewayConfig(withTiers('[]'), {}).models[1].priceTiers).toEqual([]);
+    expect(loadGatewayConfig(withTiers('null'), {}).models[1].priceTiers).toEqual([]);
+  });
+
+  it.each<[string, string, string]>([
+    ['price_tiers that is not a list', '{ resolution: 1080p, prices: {} }', 'models[1].price_tiers: must be a list'],
+    ['a tier that is a string', '[1080p]', 'models[1].price_tiers[0]: must be a mapping'],
+    ['a tier that is an empty list', '[{ resolution: 720p, prices: {} }, []]', 'models[1].price_tiers[1]: must be a mapping'],
+    ['a tier without a condition', '[{ prices: { output_seconds: 1 } }]', 'models[1].price_tiers[0]: must name resolution or video_input'],
+    ['a tier whose conditions are empty', '[{ resolution: , video_input: , prices: {} }]', 'models[1].price_tiers[0]: must name resolution or video_input'],
+    ['an empty resolution', '[{ resolution: "", prices: {} }]', 'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings'],
+    ['a resolution that is a number', '[{ resolution: 1080, prices: {} }]', 'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings'],
+    ['a resolution that is a mapping', '[{ resolution: { p: 1080 }, prices: {} }]', 'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings'],
+    ['an empty resolution list', '[{ resolution: [], prices: {} }]', 'models[1].price_tiers[0].resolution: must not be empty'],
+    ['a resolution list with an empty entry', '[{ resolution: [720p, ""], prices: {} }]', 'models[1].price_tiers[0].resolution: must list non-empty strings'],
+    ['a resolution list with a number', '[{ resolution: [720p, 1080], prices: {} }]', 'models[1].price_tiers[0].resolution: must list non-empty strings'],
+    ['a video_input that is not a boolean', '[{ video_input: yes, prices: {} }]', 'models[1].price_tiers[0].video_input: must be true or false'],
+    ['a tier without prices', '[{ resolution: 720p }]', 'models[1].price_tiers[0].prices: is required'],
+    ['tier prices that are not a mapping', '[{ resolution: 720p, prices: [1] }]', 'models[1].price_tiers[0].prices: must be a mapping'],
+    ['an unknown tier price', '[{ resolution: 720p, prices: { output_secs: 1 } }]', 'models[1].price_tiers[0].prices.output_secs: unknown price "output_secs" (expected one of: input_tokens,'],
+    ['a tier price finer than a nano-unit', '[{ resolution: 720p, prices: { output_seconds: 1e-10 } }]', 'models[1].price_tiers[0].prices.output_seconds: 1e-10 has more than 9 decimals'],
+    ['a negative tier price', '[{ resolution: 720p, prices: { output_seconds: -1 } }]', 'models[1].price_tiers[0].prices.output_seconds: must not be negative'],
+    ['a tier price that is not an amount', '[{ resolution: 720p, prices: { output_seconds: [1] } }]', 'models[1].price_tiers[0].prices.output_seconds: must be a decimal amount'],
+    ['an unknown tier field', '[{ resolution: 720p, size: 4k, prices: {} }]', 'models[1].price_tiers[0].size: unknown field'],
+    ['a problem in a later tier', '[{ resolution: 720p, prices: {} }, { video_input: true, prices: { output_secs: 1 } }]', 'models[1].price_tiers[1].prices.output_secs: unknown price'],
+  ])('names the YAML path of %s', (_rule, tiers, problem) => {
+    const problems = problemsOf(withTiers(tiers), {});
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain(problem);
+  });
+
+  it('reports every problem of every tier', () => {
+    expect(problemsOf(withTiers('[{ resolution: [], prices: { sugar: 1 } }, { prices: {} }, { video_input: 1, prices: 2 }]'), {})).toEqual([
+      'models[1].price_tiers[0].resolution: must not be empty',
+      'models[1].price_tiers[2].video_input: must be true or false',
+      'models[1].price_tiers[2].prices: must be a mapping',
+      expect.stringContaining('models[1].price_tiers[0].prices.sugar: unknown price "sugar"'),
+      'models[1].price_tiers[1]: must name resolution or video_input',
+    ]);
   });
 });
 

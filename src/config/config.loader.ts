@@ -4,8 +4,8 @@ import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { isISO8601, ValidationError, validateSync } from 'class-validator';
 import { parseDocument, YAMLError } from 'yaml';
-import { GatewayConfigDto, KeyConfigDto, ModelConfigDto, OwnerConfigDto, UpstreamConfigDto } from './config.dto';
-import type { GatewayConfig, KeyConfig, ModelConfig, OwnerConfig, PriceTable, UpstreamConfig } from './gateway-config';
+import { GatewayConfigDto, KeyConfigDto, ModelConfigDto, OwnerConfigDto, PriceTierConfigDto, UpstreamConfigDto } from './config.dto';
+import type { GatewayConfig, KeyConfig, ModelConfig, OwnerConfig, PriceTable, PriceTier, UpstreamConfig } from './gateway-config';
 import type { InterfaceName, OwnerKind, UpstreamAuthStyle } from './gateway-config';
 import { decimalToNano } from './money';
 import { isPriceFieldName, PRICE_FIELD_NAMES } from './prices';
@@ -178,9 +178,29 @@ function checkModel({ item, path }: Entry<ModelConfigDto>, upstreamIds: Set<stri
   stringsOf(item.lines).forEach(({ value, index }) => {
     if (!upstreamIds.has(value)) problems.push(`${path}.lines[${index}]: unknown upstream "${value}"`);
   });
-  if (!isMapping(item.prices)) return;
-  for (const [name, price] of Object.entries(item.prices)) {
-    const pricePath = `${path}.prices.${name}`;
+  checkPrices(item.prices, `${path}.prices`, problems);
+  if (Array.isArray(item.price_tiers)) {
+    // class-validator walks a list inside the list instead of rejecting it, and passes an empty one.
+    item.price_tiers.forEach((tier: unknown, index) => {
+      if (Array.isArray(tier)) problems.push(`${path}.price_tiers[${index}]: must be a mapping`);
+    });
+  }
+  entriesOf(item.price_tiers, `${path}.price_tiers`).forEach((tier) => checkPriceTier(tier, problems));
+}
+
+function checkPriceTier({ item, path }: Entry<PriceTierConfigDto>, problems: string[]): void {
+  // A tier without a condition would match every call and hide the model's own prices.
+  if (!isGiven(item.resolution) && !isGiven(item.video_input)) {
+    problems.push(`${path}: must name resolution or video_input`);
+  }
+  checkPrices(item.prices, `${path}.prices`, problems);
+}
+
+/** Names and amounts of a price mapping; a value that is not a mapping was already reported. */
+function checkPrices(prices: unknown, path: string, problems: string[]): void {
+  if (!isMapping(prices)) return;
+  for (const [name, price] of Object.entries(prices)) {
+    const pricePath = `${path}.${name}`;
     if (isPriceFieldName(name)) {
       checkMoney(price, pricePath, problems);
     } else {
@@ -250,11 +270,7 @@ function toUpstreamConfig(upstream: UpstreamConfigDto): UpstreamConfig {
 }
 
 function toModelConfig(model: ModelConfigDto, index: number): ModelConfig {
-  const prices: PriceTable = {};
-  for (const [name, price] of Object.entries(model.prices ?? {})) {
-    if (!isGiven(price)) continue;
-    prices[name] = decimalToNano(price as number | string, `models[${index}].prices.${name}`);
-  }
+  const path = `models[${index}]`;
   return {
     id: model.id,
     upstreamModel: model.upstream_model,
@@ -262,8 +278,31 @@ function toModelConfig(model: ModelConfigDto, index: number): ModelConfig {
     lines: model.lines,
     capabilities: { imageInput: model.capabilities?.image_input ?? false },
     maxTokens: model.max_tokens ?? undefined,
-    prices,
+    prices: toPriceTable(model.prices, `${path}.prices`),
+    priceTiers: (model.price_tiers ?? []).map((tier, tierIndex) => toPriceTier(tier, `${path}.price_tiers[${tierIndex}]`)),
   };
+}
+
+function toPriceTier(tier: PriceTierConfigDto, path: string): PriceTier {
+  const priceTier: PriceTier = { prices: toPriceTable(tier.prices, `${path}.prices`) };
+  if (isGiven(tier.resolution)) {
+    const resolutions = Array.isArray(tier.resolution) ? tier.resolution : [tier.resolution];
+    priceTier.resolutions = resolutions.map((resolution) => resolution.toLowerCase());
+  }
+  if (isGiven(tier.video_input)) {
+    priceTier.videoInput = tier.video_input;
+  }
+  return priceTier;
+}
+
+/** Exact nano-unit prices; a figure written without a value (`input_tokens:`) is absent. */
+function toPriceTable(prices: Record<string, unknown> | null | undefined, path: string): PriceTable {
+  const table: PriceTable = {};
+  for (const [name, price] of Object.entries(prices ?? {})) {
+    if (!isGiven(price)) continue;
+    table[name] = decimalToNano(price as number | string, `${path}.${name}`);
+  }
+  return table;
 }
 
 function toOwnerConfig(owner: OwnerConfigDto, index: number): OwnerConfig {

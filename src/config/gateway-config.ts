@@ -40,6 +40,19 @@ export interface UpstreamConfig {
  */
 export type PriceTable = Partial<Record<string, bigint>>;
 
+/**
+ * Prices for some calls only (`models[].price_tiers`). A tier names at least one condition;
+ * every condition it names must hold. The first matching tier's prices replace the model's
+ * prices for the figures it names (pricing.ts `pricesFor`).
+ */
+export interface PriceTier {
+  /** Lower-cased resolutions the tier applies to; absent = any. */
+  resolutions?: string[];
+  /** true: only calls with video input; false: only calls without; absent: either. */
+  videoInput?: boolean;
+  prices: PriceTable;
+}
+
 export interface ModelConfig {
   id: string;
   upstreamModel: string;
@@ -49,6 +62,8 @@ export interface ModelConfig {
   capabilities: { imageInput: boolean };
   maxTokens?: number;
   prices: PriceTable;
+  /** In file order; empty when the file gives none. */
+  priceTiers: PriceTier[];
 }
 
 export type OwnerKind = 'project' | 'member';

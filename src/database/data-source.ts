@@ -4,17 +4,19 @@ import type { PGlite } from '@electric-sql/pglite';
 import { ApiKey } from '../auth/api-key.entity';
 import { QuotaOwner } from '../auth/quota-owner.entity';
 import { UsageRecord } from '../metering/usage-record.entity';
+import { VideoTask } from '../video/video-task.entity';
 import { Initial1763800000000 } from './migrations/1763800000000-Initial';
+import { VideoTasks1764100000000 } from './migrations/1764100000000-VideoTasks';
 import { embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
 
-export const ENTITIES = [QuotaOwner, ApiKey, UsageRecord];
-export const MIGRATIONS = [Initial1763800000000];
+export const ENTITIES = [QuotaOwner, ApiKey, UsageRecord, VideoTask];
+export const MIGRATIONS = [Initial1763800000000, VideoTasks1764100000000];
 
 /** Where the data lives: a PostgreSQL URL, or the embedded engine (a folder, or `memory`). */
 export interface DatabaseSettings {
   url?: string;
   dataDir: string;
-  /** An already open embedded database to share (tests run two gateways on one). */
+  /** An already open embedded database to share (tests run two gateways on one); the caller closes it. */
   embedded?: PGlite;
   poolSize?: number;
 }
@@ -39,7 +41,8 @@ export async function dataSourceOptions(settings: DatabaseSettings): Promise<Dat
   if (settings.url) {
     return { ...common, url: settings.url, poolSize: settings.poolSize ?? 10, applicationName: 'model-gateway' };
   }
-  const database = settings.embedded ?? (await openEmbeddedDatabase(embeddedDirectory(settings.dataDir)));
+  if (settings.embedded) return { ...common, driver: embeddedDriver(settings.embedded, false) };
+  const database = await openEmbeddedDatabase(embeddedDirectory(settings.dataDir));
   return { ...common, driver: embeddedDriver(database) };
 }
 

@@ -14,40 +14,50 @@ import { PGlite, types } from '@electric-sql/pglite';
  * queue. Code holding a transaction must therefore not query through another runner.
  */
 export class EmbeddedPool extends EventEmitter {
-  private held = false;
-  private readonly waiting: Array<() => void> = [];
+  private readonly session: SessionLock;
   private readonly client: EmbeddedClient;
 
-  constructor(readonly database: PGlite) {
+  constructor(
+    readonly database: PGlite,
+    /** False when the database is shared and belongs to someone else (tests run two gateways on one). */
+    private readonly closeOnEnd = true,
+  ) {
     super();
+    this.session = sessionLockOf(database);
     this.client = new EmbeddedClient(database);
   }
 
   connect(callback?: (error: Error | null, client?: EmbeddedClient, release?: () => void) => void): Promise<EmbeddedClient> | void {
-    const acquired = this.acquire().then(() => this.client);
+    const acquired = this.session.acquire().then(() => this.client);
     if (!callback) return acquired;
     acquired.then(
-      (client) => callback(null, client, () => this.release()),
+      (client) => callback(null, client, () => this.session.release()),
       (error: Error) => callback(error),
     );
   }
 
   async query(text: string, parameters?: unknown[]): Promise<QueryResultLike> {
-    await this.acquire();
+    await this.session.acquire();
     try {
       return await this.client.query(text, parameters);
     } finally {
-      this.release();
+      this.session.release();
     }
   }
 
   end(callback?: (error?: Error) => void): Promise<void> | void {
-    const closed = this.database.closed ? Promise.resolve() : this.database.close();
+    const closed = this.database.closed || !this.closeOnEnd ? Promise.resolve() : this.database.close();
     if (!callback) return closed;
     closed.then(() => callback(), (error: Error) => callback(error));
   }
+}
 
-  private acquire(): Promise<void> {
+/** The one session of a PGlite instance, lent to one holder at a time across every pool on it. */
+class SessionLock {
+  private held = false;
+  private readonly waiting: Array<() => void> = [];
+
+  acquire(): Promise<void> {
     if (!this.held) {
       this.held = true;
       return Promise.resolve();
@@ -55,11 +65,22 @@ export class EmbeddedPool extends EventEmitter {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
-  private release(): void {
+  release(): void {
     const next = this.waiting.shift();
     if (next) next();
     else this.held = false;
   }
+}
+
+const sessionLocks = new WeakMap<PGlite, SessionLock>();
+
+function sessionLockOf(database: PGlite): SessionLock {
+  let lock = sessionLocks.get(database);
+  if (!lock) {
+    lock = new SessionLock();
+    sessionLocks.set(database, lock);
+  }
+  return lock;
 }
 
 /**
@@ -140,11 +161,11 @@ async function initialiseCluster(dataDir: string, startParams: string[]): Promis
 }
 
 /** The `driver` option of TypeORM's postgres data source: a module with a `Pool` class. */
-export function embeddedDriver(database: PGlite): { Pool: new () => EmbeddedPool } {
+export function embeddedDriver(database: PGlite, owned = true): { Pool: new () => EmbeddedPool } {
   return {
     Pool: class extends EmbeddedPool {
       constructor() {
-        super(database);
+        super(database, owned);
       }
     },
   };

@@ -1,4 +1,5 @@
-import { costOf } from './pricing';
+import type { PriceTier } from '../config/gateway-config';
+import { costOf, pricesFor } from './pricing';
 import { chatUsageFigures, messagesUsageFigures, responsesUsageFigures } from './usage-figures';
 
 const NANO = 1_000_000_000n;
@@ -41,6 +42,83 @@ describe(costOf.name, () => {
   it('costs nothing without usage or without prices', () => {
     expect(costOf(undefined, prices)).toBe(0n);
     expect(costOf({ input_tokens: 1000 }, {})).toBe(0n);
+  });
+});
+
+describe(pricesFor.name, () => {
+  const base = { output_seconds: 50n, input_seconds: 20n, input_image_count: 10n };
+
+  function model(...priceTiers: PriceTier[]) {
+    return { prices: base, priceTiers };
+  }
+
+  it('gives the base prices without tiers', () => {
+    expect(pricesFor(model(), { resolution: '1080p', videoInput: true })).toEqual(base);
+  });
+
+  it('replaces only the figures the matching tier names and keeps the base prices of the others', () => {
+    const prices = pricesFor(model({ resolutions: ['1080p'], prices: { output_seconds: 120n, output_images: 7n } }), { resolution: '1080p' });
+    expect(prices).toEqual({ output_seconds: 120n, input_seconds: 20n, input_image_count: 10n, output_images: 7n });
+  });
+
+  it('applies only the first matching tier', () => {
+    const tiered = model(
+      { resolutions: ['720p'], prices: { output_seconds: 70n } },
+      { resolutions: ['1080p'], videoInput: true, prices: { output_seconds: 120n } },
+      { resolutions: ['1080p'], prices: { output_seconds: 100n, input_seconds: 99n } },
+    );
+    expect(pricesFor(tiered, { resolution: '1080p', videoInput: true })).toEqual({ ...base, output_seconds: 120n });
+    expect(pricesFor(tiered, { resolution: '1080p', videoInput: false })).toEqual({ ...base, output_seconds: 100n, input_seconds: 99n });
+    expect(pricesFor(tiered, { resolution: '720p', videoInput: true })).toEqual({ ...base, output_seconds: 70n });
+  });
+
+  it('matches resolutions case-insensitively against the lower-cased list', () => {
+    const tiered = model({ resolutions: ['1080p', '1080p-hd'], prices: { output_seconds: 100n } });
+    expect(pricesFor(tiered, { resolution: '1080P' }).output_seconds).toBe(100n);
+    expect(pricesFor(tiered, { resolution: '1080P-HD' }).output_seconds).toBe(100n);
+    expect(pricesFor(tiered, { resolution: '720p' }).output_seconds).toBe(50n);
+  });
+
+  it('matches no resolution tier when the resolution is absent', () => {
+    const tiered = model({ resolutions: ['1080p'], prices: { output_seconds: 100n } });
+    expect(pricesFor(tiered, {})).toEqual(base);
+    expect(pricesFor(tiered, { videoInput: true })).toEqual(base);
+  });
+
+  it('matches video_input true only with video input, false without, and counts absent as without', () => {
+    const withVideo = model({ videoInput: true, prices: { output_seconds: 80n } });
+    const withoutVideo = model({ videoInput: false, prices: { output_seconds: 30n } });
+
+    expect(pricesFor(withVideo, { videoInput: true }).output_seconds).toBe(80n);
+    expect(pricesFor(withVideo, { videoInput: false }).output_seconds).toBe(50n);
+    expect(pricesFor(withVideo, {}).output_seconds).toBe(50n);
+    expect(pricesFor(withoutVideo, { videoInput: true }).output_seconds).toBe(50n);
+    expect(pricesFor(withoutVideo, { videoInput: false }).output_seconds).toBe(30n);
+    expect(pricesFor(withoutVideo, {}).output_seconds).toBe(30n);
+  });
+
+  it('matches a tier without video_input whatever the video input', () => {
+    const tiered = model({ resolutions: ['480p'], prices: { output_seconds: 25n } });
+    expect(pricesFor(tiered, { resolution: '480p', videoInput: true }).output_seconds).toBe(25n);
+    expect(pricesFor(tiered, { resolution: '480p', videoInput: false }).output_seconds).toBe(25n);
+    expect(pricesFor(tiered, { resolution: '480p' }).output_seconds).toBe(25n);
+  });
+
+  it('requires every condition a tier names', () => {
+    const tiered = model({ resolutions: ['1080p'], videoInput: true, prices: { output_seconds: 120n } });
+    expect(pricesFor(tiered, { resolution: '1080p', videoInput: true }).output_seconds).toBe(120n);
+    expect(pricesFor(tiered, { resolution: '1080p' }).output_seconds).toBe(50n);
+    expect(pricesFor(tiered, { resolution: '720p', videoInput: true }).output_seconds).toBe(50n);
+  });
+
+  it('leaves the model prices untouched and feeds costOf', () => {
+    const tiered = model({ videoInput: true, prices: { output_seconds: 120n } });
+    const prices = pricesFor(tiered, { videoInput: true });
+    prices.input_seconds = 0n;
+    expect(base).toEqual({ output_seconds: 50n, input_seconds: 20n, input_image_count: 10n });
+    expect(costOf({ output_seconds: 5, input_seconds: 2, input_image_count: 1 }, pricesFor(tiered, { videoInput: true }))).toBe(
+      5n * 120n + 2n * 20n + 10n,
+    );
   });
 });
 

@@ -1,4 +1,4 @@
-import type { PriceTable } from '../config/gateway-config';
+import type { ModelConfig, PriceTable, PriceTier } from '../config/gateway-config';
 import type { UsageFigures } from './usage-figures';
 import { priceUnitOf } from '../config/prices';
 
@@ -38,4 +38,32 @@ export function costOf(figures: UsageFigures | undefined, prices: PriceTable): b
     else perUnit += whole(value) * price;
   }
   return (perMillion + PER_MILLION / 2n) / PER_MILLION + perUnit;
+}
+
+/** What a call's price may depend on (SPEC.md: video prices tier by resolution and by presence of video input). */
+export interface PriceConditions {
+  /** The requested resolution as the client wrote it; matched case-insensitively. */
+  resolution?: string;
+  /** Whether the call has video input; absent counts as false. */
+  videoInput?: boolean;
+}
+
+/** The model's prices for one call: its base prices with the first matching tier's prices over them. */
+export function pricesFor(model: Pick<ModelConfig, 'prices' | 'priceTiers'>, conditions: PriceConditions): PriceTable {
+  const prices: PriceTable = { ...model.prices };
+  const tier = model.priceTiers.find((candidate) => tierMatches(candidate, conditions));
+  for (const [name, price] of Object.entries(tier?.prices ?? {})) {
+    if (price !== undefined) prices[name] = price;
+  }
+  return prices;
+}
+
+/** Every condition the tier names must hold; an absent resolution matches no resolution tier. */
+function tierMatches(tier: PriceTier, conditions: PriceConditions): boolean {
+  if (tier.resolutions !== undefined) {
+    const resolution = conditions.resolution?.toLowerCase();
+    if (resolution === undefined || !tier.resolutions.includes(resolution)) return false;
+  }
+  if (tier.videoInput !== undefined && (conditions.videoInput ?? false) !== tier.videoInput) return false;
+  return true;
 }

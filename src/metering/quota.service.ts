@@ -70,6 +70,16 @@ export class QuotaService {
     this.unwritten.set(ownerId, (this.unwritten.get(ownerId) ?? 0n) + costNano);
   }
 
+  /** Spend this replica has metered and not yet written. */
+  pending(ownerId: string): bigint {
+    return this.unwritten.get(ownerId) ?? 0n;
+  }
+
+  /** The owner's row as a write just left it (a reservation, a release, a settlement). */
+  observed(ownerId: string, balance: OwnerBalance): void {
+    this.balances.set(ownerId, { balance, loadedAt: this.clock.now() });
+  }
+
   /** The queued cost is now in the database; `balance` is the row as the write left it. */
   written(ownerId: string, costNano: bigint, balance: OwnerBalance | undefined): void {
     const left = (this.unwritten.get(ownerId) ?? 0n) - costNano;

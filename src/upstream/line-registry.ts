@@ -57,6 +57,11 @@ export class LineRegistry implements OnModuleDestroy {
     return line;
   }
 
+  /** The line of that id, or undefined when the configuration has none (a task of an older configuration). */
+  find(id: string): Line | undefined {
+    return this.lines.get(id);
+  }
+
   all(): Line[] {
     return [...this.lines.values()];
   }

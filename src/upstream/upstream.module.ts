@@ -5,6 +5,6 @@ import { UpstreamClient } from './upstream-client';
 
 @Module({
   providers: [LineRegistry, UpstreamClient, ForwardService],
-  exports: [LineRegistry, ForwardService],
+  exports: [LineRegistry, ForwardService, UpstreamClient],
 })
 export class UpstreamModule {}

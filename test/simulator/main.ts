@@ -3,7 +3,9 @@ import { UpstreamSimulator } from './upstream-simulator';
 /**
  * Runs the upstream simulator on its own, for the demo and for manual checks:
  *   node dist/test/simulator/main.js --port 9100 [--host 127.0.0.1] [--api-key KEY] [--chunk-delay-ms 20]
- * Prints the base URL on stdout once listening.
+ *     [--video-auto-advance-ms 3000]
+ * Prints the base URL on stdout once listening. Video tasks advance on their own (running after
+ * 3 s, succeeded after 6 s by default; 0 keeps them queued until cancelled).
  */
 
 function optionValue(name: string): string | undefined {
@@ -23,6 +25,7 @@ async function main(): Promise<void> {
   const simulator = new UpstreamSimulator({
     apiKey: optionValue('api-key'),
     chunkDelayMs: numberOption('chunk-delay-ms', 0),
+    videoAutoAdvanceMs: numberOption('video-auto-advance-ms', 3000) || undefined,
   });
   const url = await simulator.start(numberOption('port', 9100), optionValue('host') ?? '127.0.0.1');
   process.stdout.write(`${url}\n`);

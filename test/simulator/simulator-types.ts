@@ -37,6 +37,11 @@ export interface UpstreamSimulatorOptions {
   apiKey?: string;
   /** Pause between SSE events, on top of the event-loop yield every event gets. */
   chunkDelayMs?: number;
+  /**
+   * Video tasks nobody moved explicitly are reported `running` this long after creation and
+   * `succeeded` (default usage) after twice that. Unset: they stay `queued` until a test moves them.
+   */
+  videoAutoAdvanceMs?: number;
 }
 
 /** Whose wire conventions a route follows: error shape, credential header, request-id header. */
@@ -62,5 +67,9 @@ export interface RouteContext {
 
 export interface Route {
   vendor: Vendor;
+  /** Error body for a vendor with a shape of its own (planned failures, 401, reject); default: `vendor`'s. */
+  errorBody?(status: number, message: string): unknown;
+  /** The route checks the body itself or reads none: the shared "not a JSON object" 400 is skipped. */
+  checksOwnBody?: boolean;
   handle(context: RouteContext): Promise<void>;
 }

@@ -8,10 +8,16 @@ import { asRecord } from './scripted-model';
 import type { Failure, Interruption, RecordedRequest, Route, RouteContext, UpstreamSimulatorOptions, Vendor } from './simulator-types';
 import { ResponseWriter } from './sse-writer';
 import { anthropicError, openAiError, vendorError } from './vendor-errors';
+import { VideoTaskBoard, videoRoute } from './video-tasks';
 
 export type { Failure, RecordedRequest, UpstreamSimulatorOptions } from './simulator-types';
+export { VideoTaskBoard } from './video-tasks';
+export type { SimulatedVideoStatus, SimulatedVideoTask } from './video-tasks';
 
-/** The upstream paths the gateway calls (DESIGN.md section 3), keyed by method and path. */
+/**
+ * The upstream paths the gateway calls (DESIGN.md section 3), keyed by method and path. Video task
+ * paths carry an id and are matched by video-tasks.ts.
+ */
 const ROUTES: Record<string, Route> = {
   'POST /v1/chat/completions': chatRoute,
   'POST /v1/responses': responsesRoute,
@@ -36,11 +42,15 @@ interface PlannedFailure {
  */
 export class UpstreamSimulator {
   readonly requests: RecordedRequest[] = [];
+  /** The video tasks submitted so far; tests move them between states. */
+  readonly video: VideoTaskBoard;
   private readonly failures = new Map<string, PlannedFailure[]>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private server?: Server;
 
-  constructor(private readonly options: UpstreamSimulatorOptions = {}) {}
+  constructor(private readonly options: UpstreamSimulatorOptions = {}) {
+    this.video = new VideoTaskBoard(options.videoAutoAdvanceMs);
+  }
 
   /** Listens (port 0 picks a free one) and resolves to the base URL, e.g. `http://127.0.0.1:9100`. */
   async start(port = 0, host = '127.0.0.1'): Promise<string> {
@@ -68,10 +78,11 @@ export class UpstreamSimulator {
     await closed;
   }
 
-  /** Forgets recorded requests and planned failures; the `requests` array stays the same object. */
+  /** Forgets recorded requests, planned failures and video tasks; `requests` and `video` keep their identity. */
   reset(): void {
     this.requests.length = 0;
     this.failures.clear();
+    this.video.clear();
   }
 
   /** The next `times` requests on `path` (without query; '*' for any path) meet `failure`. */
@@ -101,7 +112,7 @@ export class UpstreamSimulator {
       if (request.method === 'GET' && pathname === LOG_PATH) return this.sendLog(response);
       const recorded = recordRequest(request, path, body);
       this.requests.push(recorded);
-      const route = ROUTES[`${request.method} ${pathname}`];
+      const route = ROUTES[`${request.method} ${pathname}`] ?? videoRoute(this.video, request.method ?? 'GET', pathname);
       await this.answer(request, response, recorded, route, this.takeFailure(pathname));
     } catch (error) {
       // A bug in the simulator must show up as a clear 500, not as a hanging test.
@@ -119,10 +130,12 @@ export class UpstreamSimulator {
     failure: Failure | undefined,
   ): Promise<void> {
     const vendor: Vendor = route?.vendor ?? 'openai';
+    const errorOf = (status: number, message: string) =>
+      route?.errorBody ? route.errorBody(status, message) : vendorError(vendor, status, message);
     const writer = this.writerFor(response, vendor, failure);
     if (failure && 'status' in failure) {
       if (typeof failure.body === 'string') return writer.text(failure.status, failure.body, failure.headers);
-      const errorBody = failure.body ?? vendorError(vendor, failure.status, `Simulated upstream failure (${failure.status})`);
+      const errorBody = failure.body ?? errorOf(failure.status, `Simulated upstream failure (${failure.status})`);
       return writer.json(failure.status, errorBody, failure.headers);
     }
     switch (failure?.kind) {
@@ -135,10 +148,12 @@ export class UpstreamSimulator {
         if (request.socket.destroyed) return;
     }
     if (!route) return writer.json(404, openAiError(404, `Invalid URL (${request.method} ${recorded.path})`));
-    if (!this.isAuthorized(vendor, request.headers)) return writer.json(401, unauthorizedBody(vendor));
+    if (!this.isAuthorized(vendor, request.headers)) {
+      return writer.json(401, route.errorBody ? route.errorBody(401, 'invalid api key') : unauthorizedBody(vendor));
+    }
     const body = recorded.json;
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return writer.json(400, vendorError(vendor, 400, 'We could not parse the JSON body of your request.'));
+    if (!route.checksOwnBody && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+      return writer.json(400, errorOf(400, 'We could not parse the JSON body of your request.'));
     }
     const context: RouteContext = {
       request: recorded,
@@ -146,7 +161,7 @@ export class UpstreamSimulator {
       rawBody: recorded.body.toString('utf8'),
       json: (status, answer) => writer.json(status, answer),
       events: (events) => writer.events(events),
-      reject: (status, message) => writer.json(status, vendorError(vendor, status, message)),
+      reject: (status, message) => writer.json(status, errorOf(status, message)),
     };
     await route.handle(context);
   }

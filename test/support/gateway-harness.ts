@@ -15,6 +15,13 @@ export interface HarnessOptions {
   /** Builds the YAML from the simulator URL; default: the standard test configuration. */
   configYaml?: (simulatorUrl: string) => string;
   settings?: Partial<Omit<GatewayOptions, 'config' | 'database'>>;
+  /**
+   * Another gateway on the same database and simulator as this one (a replica, or the same
+   * gateway started again). Stopping it leaves the shared database and simulator running.
+   */
+  sharing?: GatewayHarness;
+  /** The database will be shared by later gateways (`sharing`). */
+  shareable?: boolean;
 }
 
 /**
@@ -26,12 +33,15 @@ export class GatewayHarness {
     readonly url: string,
     readonly simulator: UpstreamSimulator,
     private readonly database: TestDatabase,
+    private readonly simulatorUrl: string,
+    private readonly owned: boolean,
   ) {}
 
   static async start(options: HarnessOptions = {}): Promise<GatewayHarness> {
-    const simulator = new UpstreamSimulator({ apiKey: VENDOR_KEY });
-    const simulatorUrl = await simulator.start();
-    const database = await createTestDatabase();
+    const shared = options.sharing;
+    const simulator = shared?.simulator ?? new UpstreamSimulator({ apiKey: VENDOR_KEY });
+    const simulatorUrl = shared?.simulatorUrl ?? (await simulator.start());
+    const database = shared?.database ?? (await createTestDatabase({ shared: options.shareable }));
     const yaml = (options.configYaml ?? standardConfigYaml)(simulatorUrl);
     const config = loadGatewayConfig(yaml, { TEST_VENDOR_KEY: VENDOR_KEY });
     const defaults = defaultSettings();
@@ -49,7 +59,7 @@ export class GatewayHarness {
     );
     await app.listen(0, '127.0.0.1');
     const address = app.getHttpServer().address() as { port: number };
-    return new GatewayHarness(app, `http://127.0.0.1:${address.port}`, simulator, database);
+    return new GatewayHarness(app, `http://127.0.0.1:${address.port}`, simulator, database, simulatorUrl, !shared);
   }
 
   get dataSource(): DataSource {
@@ -73,6 +83,7 @@ export class GatewayHarness {
 
   async stop(): Promise<void> {
     await this.app.close();
+    if (!this.owned) return;
     await this.simulator.stop();
     await this.database.drop();
   }

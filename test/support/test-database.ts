@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { DatabaseSettings } from '../../src/database/data-source';
+import { openEmbeddedDatabase } from '../../src/database/embedded-pool';
 
 /**
  * The database of one test gateway: embedded PGlite in memory by default; with
@@ -12,8 +13,16 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * `shared`: the database will serve more than one gateway (replicas, a restart). On the
+ * embedded engine that means one open PGlite instance handed to each gateway and closed here.
+ */
+export async function createTestDatabase(options: { shared?: boolean } = {}): Promise<TestDatabase> {
   const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl && options.shared) {
+    const embedded = await openEmbeddedDatabase(undefined);
+    return { settings: { dataDir: 'memory', embedded }, drop: () => embedded.close() };
+  }
   if (!serverUrl) return { settings: { dataDir: 'memory' }, drop: async () => undefined };
   const name = `gateway_test_${randomBytes(6).toString('hex')}`;
   await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));

@@ -1,0 +1,69 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { Clock } from '../auth/clock';
+import { UNSETTLED_CHARGE_AFTER_MS, VIDEO_SETTINGS, VideoSettings } from './video-settings';
+import { VideoTaskService } from './video-task.service';
+import { VideoTaskStore } from './video-task.store';
+
+const INTERVAL_NAME = 'video-task-reconciler';
+
+/**
+ * Follows every unfinished video task without any client polling (SPEC.md Metering: tasks are
+ * followed in the background). Each round claims the due tasks (`FOR UPDATE SKIP LOCKED`, so
+ * replicas share the work and never poll one task at once) and looks at each; settlement
+ * itself is conditional, so a task is settled once even if two looks overlap.
+ */
+@Injectable()
+export class VideoReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('VideoReconciler');
+  private round: Promise<number> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly store: VideoTaskStore,
+    private readonly tasks: VideoTaskService,
+    private readonly scheduler: SchedulerRegistry,
+    private readonly clock: Clock,
+    @Inject(VIDEO_SETTINGS) private readonly settings: VideoSettings,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.settings.reconcileIntervalMs <= 0) return;
+    const timer = setInterval(() => void this.runOnce(), this.settings.reconcileIntervalMs);
+    timer.unref();
+    this.scheduler.addInterval(INTERVAL_NAME, timer);
+  }
+
+  /** Stops claiming and waits for the round under way, so no claimed task is left half-done. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.scheduler.doesExist('interval', INTERVAL_NAME)) this.scheduler.deleteInterval(INTERVAL_NAME);
+    await this.round?.catch(() => undefined);
+  }
+
+  /** One round: claims the due tasks and looks at each; resolves to how many it claimed. Rounds never overlap. */
+  runOnce(): Promise<number> {
+    if (this.stopped) return Promise.resolve(0);
+    this.round ??= this.claimAndFollow().finally(() => (this.round = undefined));
+    return this.round;
+  }
+
+  private async claimAndFollow(): Promise<number> {
+    const now = this.clock.now();
+    let claimed;
+    try {
+      claimed = await this.store.claimDue(new Date(now), new Date(now + this.settings.claimLeaseMs), this.settings.claimBatchSize);
+    } catch (error) {
+      this.logger.warn(`could not claim due video tasks: ${String(error)}`);
+      return 0;
+    }
+    await Promise.all(
+      claimed.map((task) =>
+        this.tasks.follow(task, now, UNSETTLED_CHARGE_AFTER_MS).catch((error) => {
+          this.logger.warn(`video task ${task.id}: ${String(error)}; it is looked at again when its claim runs out`);
+        }),
+      ),
+    );
+    return claimed.length;
+  }
+}

@@ -1,0 +1,299 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { Clock } from '../auth/clock';
+import { CatalogService } from '../catalog/catalog.service';
+import { clientRequestIdOf, type CallOutcome } from '../chat/call-recorder';
+import { ForwardedCall, readWhole } from '../chat/forwarded-call';
+import { GatewayError, statusOf } from '../common/gateway-error';
+import { errorBody } from '../common/error-body';
+import { splicedParts } from '../common/json-splice';
+import { nanoToNumber } from '../config/money';
+import { costOf, pricesFor } from '../metering/pricing';
+import { QuotaService } from '../metering/quota.service';
+import type { OwnerBalance } from '../metering/quota.service';
+import type { OpenedResponse } from '../upstream/forward.service';
+import { returnedResponseHeaders } from '../upstream/header-policy';
+import { upstreamBodyOf } from '../upstream/upstream-client';
+import { submitFacts, SubmitFacts } from './submit-rules';
+import { newTaskId } from './task-ids';
+import { EstimateBasis, estimatedFigures, pricedResolution } from './video-estimate';
+import { VIDEO_SETTINGS, VideoSettings } from './video-settings';
+import { isFinalStatus, SUBMITTING, VideoTask } from './video-task.entity';
+import { NewVideoTask, SettlementEntry, VideoTaskStore } from './video-task.store';
+import { TaskAnswer, VideoUpstream } from './video-upstream';
+import { parsedJson, ReportedTask, VideoWire, wireOf, withGatewayId } from './video-wire';
+
+/**
+ * The video task endpoints (SPEC.md "Video tasks") and the settlement they share with the
+ * background reconciler. A client only ever sees the gateway's task id; the upstream id,
+ * line and reservation stay in the task's row.
+ */
+@Injectable()
+export class VideoTaskService {
+  private readonly logger = new Logger('VideoTasks');
+
+  constructor(
+    private readonly store: VideoTaskStore,
+    private readonly upstream: VideoUpstream,
+    private readonly calls: ForwardedCall,
+    private readonly catalog: CatalogService,
+    private readonly quota: QuotaService,
+    private readonly clock: Clock,
+    @Inject(VIDEO_SETTINGS) private readonly settings: VideoSettings,
+  ) {}
+
+  /**
+   * Submit: checked (400), drafts resolved (404), reserved (402), forwarded with the upstream
+   * model and draft ids; the answer carries the new gateway id. A submit that creates no
+   * upstream task gives its reservation back and is recorded at once; one that does is
+   * recorded when the task settles, under this request's id.
+   */
+  async submit(request: FastifyRequest, reply: FastifyReply, wire: VideoWire): Promise<void> {
+    const call = request.call!;
+    const principal = request.principal!;
+    const facts = submitFacts(call.body, call.fields, wire.interface);
+    const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)]]);
+    if (facts.draftTaskIds.length > 0) replacements.set('content', JSON.stringify(await this.withUpstreamDrafts(facts, principal.ownerId)));
+
+    const now = this.clock.now();
+    const task: NewVideoTask = {
+      id: newTaskId(),
+      ownerId: principal.ownerId,
+      keyId: principal.keyId,
+      interface: wire.interface,
+      model: call.model.id,
+      draft: facts.draft,
+      durationSeconds: facts.durationSeconds ?? null,
+      resolution: facts.resolution ?? null,
+      videoInput: facts.videoInput,
+      inputImageCount: facts.inputImageCount,
+      reservedNano: 0n,
+      submitRequestId: request.id,
+      clientRequestId: clientRequestIdOf(request),
+      submittedAt: new Date(now),
+      nextPollAt: new Date(now + this.settings.submitLostAfterMs),
+    };
+    task.reservedNano = this.estimatedCost(task);
+    const balance = await this.store.reserve(task, this.quota.pending(principal.ownerId));
+    if (!balance) {
+      throw new GatewayError(
+        'insufficient_quota',
+        `The budget of this key's quota owner cannot cover this task's reservation of ${nanoToNumber(task.reservedNano)}.`,
+      );
+    }
+    this.quota.observed(principal.ownerId, balance);
+
+    let created = false;
+    try {
+      await this.calls.run(request, reply, {
+        recordAs: wire.interface,
+        upstreamInterface: wire.interface,
+        path: wire.submitPath,
+        body: upstreamBodyOf(splicedParts(call.body, call.fields, replacements)),
+        incomingHeaders: request.headers,
+        answer: async (opened, response) => {
+          const outcome = await this.answerSubmit(opened, response, wire, task.id);
+          created = outcome.deferred === true;
+          return outcome;
+        },
+        figures: () => undefined,
+      });
+    } finally {
+      if (!created) await this.release(task.id);
+    }
+  }
+
+  /** Query: the upstream's task object with the gateway id in place of the upstream's. */
+  async query(request: FastifyRequest, reply: FastifyReply, wire: VideoWire, taskId: string): Promise<void> {
+    const task = await this.owned(request, wire, taskId);
+    const answer = await this.upstream.query(task, request.headers);
+    if (answer.statusCode >= 200 && answer.statusCode < 300) await this.applyQuietly(task, wire.reported(parsedJson(answer.body)), false);
+    send(reply, answer, task);
+  }
+
+  /**
+   * Cancel: queued tasks only (SPEC.md "States and transitions"). The upstream is asked for the
+   * task's state first, so a running task gets 400 and is left as it is; a cancelled task
+   * releases its reservation and is not billed.
+   */
+  async cancel(request: FastifyRequest, reply: FastifyReply, wire: VideoWire, taskId: string): Promise<void> {
+    const task = await this.owned(request, wire, taskId);
+    if (task.settledAt !== null || task.status !== 'queued') throw notCancellable(task.status);
+    const current = await this.upstream.query(task, request.headers);
+    if (current.statusCode < 200 || current.statusCode >= 300) return send(reply, current, task);
+    const reported = wire.reported(parsedJson(current.body));
+    if (reported.status !== undefined && reported.status !== 'queued') {
+      await this.applyQuietly(task, reported, false);
+      throw notCancellable(reported.status);
+    }
+    const answer = await this.upstream.cancel(task, request.headers);
+    if (answer.statusCode >= 200 && answer.statusCode < 300) {
+      await this.settle(task, { ...unbilled('cancelled'), settledAt: new Date(this.clock.now()) });
+    }
+    send(reply, answer, task);
+  }
+
+  /**
+   * One background look at a claimed task: a lost submit gives its reservation back; otherwise
+   * the upstream is asked, a final status settles the task, anything else schedules the next
+   * look further away; a task still open 8 days after submission is charged its reservation.
+   */
+  async follow(task: VideoTask, now: number, chargeUnsettledAfterMs: number): Promise<void> {
+    if (task.upstreamTaskId === null) {
+      if (task.status === SUBMITTING) await this.release(task.id);
+      return;
+    }
+    let status = task.status;
+    try {
+      const answer = await this.upstream.query(task);
+      const reported = answer.statusCode >= 200 && answer.statusCode < 300 ? wireOf(task.interface).reported(parsedJson(answer.body)) : undefined;
+      if (reported?.status === undefined) {
+        await this.store.pollFailed(task.id, reported ? 'the answer has no task status' : `HTTP ${answer.statusCode}`, this.nextPoll(now, task.polls + 1));
+      } else {
+        status = reported.status;
+        if (await this.apply(task, reported, true, now)) return;
+      }
+    } catch (error) {
+      await this.store.pollFailed(task.id, error instanceof Error ? error.message : String(error), this.nextPoll(now, task.polls + 1));
+    }
+    if (now - task.submittedAt.getTime() >= chargeUnsettledAfterMs) {
+      await this.settle(task, {
+        status,
+        settlement: 'reserved',
+        costNano: task.reservedNano,
+        figures: undefined,
+        errorCode: 'task_unsettled',
+        settledAt: new Date(now),
+      });
+    }
+  }
+
+  /** The gateway id's task, if it belongs to the caller's quota owner on this interface; else 404. */
+  private async owned(request: FastifyRequest, wire: VideoWire, taskId: string): Promise<VideoTask> {
+    const task = taskId.length <= 64 ? await this.store.find(taskId) : null;
+    if (!task || task.ownerId !== request.principal!.ownerId || task.interface !== wire.interface || task.upstreamTaskId === null) {
+      throw new GatewayError('not_found', `No video task has the id ${JSON.stringify(taskId)}.`);
+    }
+    return task;
+  }
+
+  /** The submit's content with each draft's gateway id replaced by its upstream id; 404 for a draft of another owner. */
+  private async withUpstreamDrafts(facts: SubmitFacts, ownerId: string): Promise<Array<Record<string, unknown>>> {
+    const upstreamIds = new Map<string, string>();
+    for (const id of facts.draftTaskIds) {
+      const draft = id.length <= 64 ? await this.store.find(id) : null;
+      if (!draft || !draft.draft || draft.ownerId !== ownerId || draft.interface !== 'video_b' || draft.upstreamTaskId === null) {
+        throw new GatewayError('not_found', `No draft task has the id ${JSON.stringify(id)}.`);
+      }
+      upstreamIds.set(id, draft.upstreamTaskId);
+    }
+    return facts.content!.map((item) => {
+      if (item.type !== 'draft_task') return item;
+      const reference = item.draft_task as Record<string, unknown>;
+      return { ...item, draft_task: { ...reference, id: upstreamIds.get(reference.id as string) } };
+    });
+  }
+
+  private async answerSubmit(opened: OpenedResponse, response: ServerResponse, wire: VideoWire, taskId: string): Promise<CallOutcome> {
+    const body = await readWhole(opened);
+    const base = { status: opened.statusCode, line: opened.line.id, figures: undefined, upstreamHeadersMs: opened.headersMs };
+    const ok = opened.statusCode >= 200 && opened.statusCode < 300;
+    const upstreamId = ok ? wire.submittedId(parsedJson(body)) : undefined;
+    if (ok && upstreamId === undefined) {
+      const failure = new GatewayError('upstream_failed', 'The upstream accepted the task but its answer names no task id.');
+      writeWhole(response, statusOf(failure.code), {}, 'application/json', Buffer.from(errorBody(failure, 'openai')));
+      return { ...base, status: statusOf(failure.code), errorCode: 'upstream_no_task_id' };
+    }
+    if (upstreamId !== undefined) {
+      await this.store.confirm(taskId, upstreamId, opened.line.id, new Date(this.clock.now() + this.settings.firstPollDelayMs));
+    }
+    const type = (opened.headers['content-type'] as string | undefined) ?? 'application/json';
+    writeWhole(response, opened.statusCode, returnedResponseHeaders(opened.headers), type, upstreamId === undefined ? body : withGatewayId(body, upstreamId, taskId));
+    return upstreamId === undefined ? { ...base, errorCode: `upstream_${opened.statusCode}` } : { ...base, errorCode: null, deferred: true };
+  }
+
+  /**
+   * Takes in what a query answer reported: a final status settles the task (true); an
+   * in-progress one is stored, and from the reconciler schedules the next poll.
+   */
+  private async apply(task: VideoTask, reported: ReportedTask, fromReconciler: boolean, now = this.clock.now()): Promise<boolean> {
+    const status = reported.status;
+    if (status === undefined) return false;
+    if (isFinalStatus(status)) {
+      await this.settle(task, { ...this.finalEntry(task, status, reported), settledAt: new Date(now) });
+      return true;
+    }
+    if (fromReconciler) await this.store.observed(task.id, status, this.nextPoll(now, task.polls + 1), true);
+    else if (status !== task.status) await this.store.observed(task.id, status, null, false);
+    return false;
+  }
+
+  /** A client's query or cancel still gets its answer when recording what it saw fails. */
+  private async applyQuietly(task: VideoTask, reported: ReportedTask, fromReconciler: boolean): Promise<void> {
+    try {
+      await this.apply(task, reported, fromReconciler);
+    } catch (error) {
+      this.logger.warn(`video task ${task.id}: could not record its state (${String(error)}); the reconciler will`);
+    }
+  }
+
+  private finalEntry(task: VideoTask, status: string, reported: ReportedTask): Omit<SettlementEntry, 'settledAt'> {
+    if (status !== 'succeeded') return unbilled(status);
+    const basis: EstimateBasis = {
+      durationSeconds: reported.durationSeconds ?? task.durationSeconds,
+      resolution: reported.resolution ?? task.resolution,
+      draft: task.draft,
+      videoInput: task.videoInput,
+      inputImageCount: task.inputImageCount,
+    };
+    const figures = reported.figures ?? estimatedFigures(task.interface, basis);
+    const model = this.catalog.find(task.model);
+    // A model gone from the configuration keeps the price it was reserved at.
+    const costNano = model ? costOf(figures, pricesFor(model, { resolution: pricedResolution(basis), videoInput: task.videoInput })) : task.reservedNano;
+    return { status, settlement: reported.figures ? 'usage' : 'estimated', costNano, figures, errorCode: null };
+  }
+
+  private estimatedCost(task: NewVideoTask): bigint {
+    const model = this.catalog.find(task.model)!;
+    const figures = estimatedFigures(task.interface, task);
+    return costOf(figures, pricesFor(model, { resolution: pricedResolution(task), videoInput: task.videoInput }));
+  }
+
+  private async settle(task: VideoTask, entry: SettlementEntry): Promise<void> {
+    const balance = await this.store.settle(task, entry);
+    if (balance) this.quota.observed(task.ownerId, balance);
+  }
+
+  private async release(taskId: string): Promise<void> {
+    try {
+      const released = await this.store.abandon(taskId);
+      if (released?.balance) this.quota.observed(released.ownerId, released.balance);
+    } catch (error) {
+      this.logger.warn(`video task ${taskId}: reservation not released yet (${String(error)}); the reconciler will release it`);
+    }
+  }
+
+  /** When to poll again after `attempt` looks: the first delay, doubled each time, capped. */
+  private nextPoll(now: number, attempt: number): Date {
+    const delay = Math.min(this.settings.maxPollDelayMs, this.settings.firstPollDelayMs * 2 ** Math.min(Math.max(attempt, 0), 20));
+    return new Date(now + delay);
+  }
+}
+
+function unbilled(status: string): Omit<SettlementEntry, 'settledAt'> {
+  return { status, settlement: 'not_billed', costNano: 0n, figures: undefined, errorCode: `task_${status}` };
+}
+
+function notCancellable(status: string): GatewayError {
+  return new GatewayError('invalid_request', `The task is ${status}; only queued tasks can be cancelled.`);
+}
+
+function writeWhole(response: ServerResponse, status: number, headers: Record<string, string>, type: string, body: Buffer): void {
+  response.writeHead(status, { ...headers, 'content-type': type, 'content-length': body.length });
+  response.end(body);
+}
+
+function send(reply: FastifyReply, answer: TaskAnswer, task: VideoTask): void {
+  void reply.code(answer.statusCode).header('content-type', answer.contentType).send(withGatewayId(answer.body, task.upstreamTaskId!, task.id));
+}
