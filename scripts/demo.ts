@@ -37,6 +37,11 @@ models:
     interfaces: [embeddings]
     lines: [simulator]
     prices: { input_tokens: 0.02 }
+  - id: demo-video
+    upstream_model: simulated-video-1
+    interfaces: [video_c]
+    lines: [simulator]
+    prices: { output_seconds: 0.05, input_image_count: 0.01 }
 owners:
   - id: demo-team
     kind: project
@@ -49,7 +54,8 @@ keys:
 }
 
 async function main(): Promise<void> {
-  const simulator = new UpstreamSimulator({ apiKey: SIMULATOR_KEY });
+  // Simulated video tasks run for 3 s and succeed 3 s later, so a demo user sees them settle.
+  const simulator = new UpstreamSimulator({ apiKey: SIMULATOR_KEY, videoAutoAdvanceMs: 3_000 });
   const simulatorUrl = await simulator.start(Number(process.env.SIMULATOR_PORT ?? 0));
   const config = loadGatewayConfig(demoConfig(simulatorUrl), { SIMULATOR_KEY });
   const adminToken = process.env.ADMIN_TOKEN ?? 'demo-admin-token';
@@ -62,6 +68,7 @@ async function main(): Promise<void> {
   await app.listen(port, '127.0.0.1');
   const base = `http://127.0.0.1:${port}`;
   const body = JSON.stringify({ model: 'demo-chat', messages: [{ role: 'user', content: 'Hello, gateway!' }] });
+  const videoBody = JSON.stringify({ model: 'demo-video', duration: 6, content: [{ type: 'text', text: 'A paper boat on a pond' }] });
   const messagesBody = JSON.stringify({ model: 'demo-chat', max_tokens: 256, messages: [{ role: 'user', content: 'Hello, translator!' }] });
   process.stdout.write(
     [
@@ -74,6 +81,7 @@ async function main(): Promise<void> {
       `  curl -s ${base}/v1/chat/completions -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${body}'`,
       `  curl -s ${base}/v1/models -H 'Authorization: Bearer ${DEMO_KEY}'`,
       `  curl -s ${base}/v1/messages -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${messagesBody}'   # translated to responses`,
+      `  curl -s ${base}/vendor-c/v2/video_generation -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${videoBody}'   # then GET ${base}/vendor-c/v2/query/video_generation/<task_id>`,
       `  curl -s ${base}/admin/owners/demo-team -H 'Authorization: Bearer ${adminToken}'`,
       '',
       'Ctrl-C stops the demo.',

@@ -72,6 +72,19 @@ describe('npm run demo', () => {
     expect(answer.content[0].text).toContain('Hello, translator!');
   });
 
+  it('prints a video curl line whose task can be queried with the gateway task id', async () => {
+    const line = output.split('\n').find((text) => text.includes('/vendor-c/v2/video_generation'));
+    const { stdout } = await run('curl', curlArguments(line!.split('#')[0]));
+    const submitted = JSON.parse(stdout) as { task_id: string };
+    expect(submitted.task_id).toMatch(/^vtask_/);
+    const query = line!.split('# then GET ')[1].trim().replace('<task_id>', submitted.task_id);
+    const key = /Bearer ([^']+)'/.exec(line!)![1];
+    const { stdout: queried } = await run('curl', ['-s', query, '-H', `Authorization: Bearer ${key}`]);
+    const task = (JSON.parse(queried) as { task: { id: string; status: string } }).task;
+    expect(task.id).toBe(submitted.task_id);
+    expect(['queued', 'running', 'succeeded']).toContain(task.status);
+  });
+
   it('prints a models curl line that lists the demo models', async () => {
     const line = output.split('\n').find((text) => text.includes('/v1/models'));
     const { stdout } = await run('curl', curlArguments(line!));

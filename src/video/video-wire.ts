@@ -90,38 +90,26 @@ export function wireOf(videoInterface: VideoInterface): VideoWire {
   return videoInterface === 'video_b' ? VENDOR_B_WIRE : VENDOR_C_WIRE;
 }
 
-const ADDRESS = /^https?:\/\//i;
-
-function replaced(value: unknown, upstreamId: string, gatewayId: string): unknown {
-  if (typeof value === 'string') {
-    if (value === upstreamId) return gatewayId;
-    // A result address stays as the upstream signed it: the download must keep working.
-    return ADDRESS.test(value) ? value : value.split(upstreamId).join(gatewayId);
-  }
-  if (Array.isArray(value)) return value.map((item) => replaced(item, upstreamId, gatewayId));
-  if (typeof value === 'object' && value !== null) {
-    const result: Json = {};
-    for (const [key, item] of Object.entries(value)) result[key] = replaced(item, upstreamId, gatewayId);
-    return result;
-  }
-  return value;
-}
+/** A JSON string literal, escapes included. */
+const JSON_STRING = /"(?:[^"\\]|\\.)*"/g;
+/** A string literal holding a result address: left as the upstream signed it, so the download keeps working. */
+const ADDRESS_LITERAL = /^"https?:\/\//i;
 
 /**
  * An upstream answer with the upstream task id replaced by the gateway's wherever it occurs
- * (ids, error messages), except inside result addresses. A body that is not JSON gets the
- * same replacement as text.
+ * in a string (ids, error messages), except inside result addresses. Every other byte stays as
+ * the upstream sent it (numbers, spacing, field order). A body that is not JSON gets the same
+ * replacement as text.
  */
 export function withGatewayId(body: Buffer, upstreamId: string, gatewayId: string): Buffer {
   const source = body.toString('utf8');
   if (!source.includes(upstreamId)) return body;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(source);
-  } catch {
-    return Buffer.from(source.split(upstreamId).join(gatewayId));
-  }
-  return Buffer.from(JSON.stringify(replaced(parsed, upstreamId, gatewayId)));
+  const swap = (text: string) => text.split(upstreamId).join(gatewayId);
+  const start = source.trimStart()[0];
+  if (start !== '{' && start !== '[') return Buffer.from(swap(source));
+  return Buffer.from(
+    source.replace(JSON_STRING, (literal) => (literal.includes(upstreamId) && !ADDRESS_LITERAL.test(literal) ? swap(literal) : literal)),
+  );
 }
 
 export function parsedJson(body: Buffer): unknown {
