@@ -188,8 +188,6 @@ async function expectSettled(
   });
 }
 
-// ---------------------------------------------------------------- suites
-
 /** One gateway per test, its clock under the test's control; every test ends with it stopped. */
 function withGateway(video?: Partial<VideoSettings>): { gateway: () => GatewayHarness; clock: () => TestClock } {
   let gateway: GatewayHarness;
@@ -204,6 +202,8 @@ function withGateway(video?: Partial<VideoSettings>): { gateway: () => GatewayHa
   });
   return { gateway: () => gateway, clock: () => clock };
 }
+
+// ---------------------------------------------------------------- suites
 
 describe('video task settlement', () => {
   // Rule: a finished task is settled by the background reconciler alone, billed from the usage
