@@ -264,6 +264,42 @@ describe('video tasks', () => {
     });
   });
 
+  describe('upstream failures', () => {
+    it('a submit answered without a task id gives 502, gets the reservation back and is recorded', async () => {
+      const before = await ownerMoney(gateway, 'team-b');
+      gateway.simulator.failNext('/v2/video_generation', { status: 200, body: { base_resp: { status_code: 0, status_msg: 'success' } } });
+      const answer = await submitC(VIDEO_KEYS.teamB, { duration: 8 });
+      expect(answer.status).toBe(502);
+      expect(answer.body.error).toMatchObject({ code: 'upstream_failed' });
+      expect(await ownerMoney(gateway, 'team-b')).toEqual(before);
+      expect(await gateway.usageRecord(answer.headers.get('x-request-id')!)).toMatchObject({ status: 502, errorCode: 'upstream_no_task_id', costNano: 0n });
+    });
+
+    it("an upstream refusing the gateway's credentials on submit gives 502 and the reservation back", async () => {
+      const before = await ownerMoney(gateway, 'team-b');
+      gateway.simulator.failNext('/api/v3/contents/generations/tasks', { status: 401 });
+      const answer = await submitB(VIDEO_KEYS.teamB, { duration: 5 });
+      expect(answer.status).toBe(502);
+      expect(answer.body.error).toMatchObject({ code: 'upstream_failed' });
+      expect(await ownerMoney(gateway, 'team-b')).toEqual(before);
+    });
+
+    it.each([
+      ['refuses the credentials (403)', { status: 403 }, 502, 'upstream_failed'],
+      ['resets the connection', { kind: 'reset-before-headers' as const }, 502, 'upstream_failed'],
+    ])('a query whose upstream %s gives %s, and the task is kept', async (_, failure, status, code) => {
+      const id = (await submitC(VIDEO_KEYS.teamA1)).body.task_id as string;
+      const upstream = gateway.simulator.video.last()!;
+      gateway.simulator.failNext(`/v2/query/video_generation/${upstream.id}`, failure);
+      const answer = await call(gateway, 'GET', VENDOR_C.query(id), VIDEO_KEYS.teamA1);
+      expect(answer.status).toBe(status);
+      expect(answer.body.error).toMatchObject({ code });
+      expect(answer.text).not.toContain(upstream.id);
+      expect(await taskRow(gateway, id)).toMatchObject({ status: 'queued', settled_at: null });
+      expect((await call(gateway, 'GET', VENDOR_C.query(id), VIDEO_KEYS.teamA1)).status).toBe(200);
+    });
+  });
+
   describe('cancel', () => {
     it('cancels a queued task: upstream cancelled, reservation released, not billed', async () => {
       const submitted = await submitC(VIDEO_KEYS.alice1, { duration: 12 });

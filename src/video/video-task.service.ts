@@ -10,6 +10,7 @@ import { errorBody } from '../common/error-body';
 import { splicedParts } from '../common/json-splice';
 import { nanoToNumber } from '../config/money';
 import { costOf, pricesFor } from '../metering/pricing';
+import type { UsageFigures } from '../metering/usage-figures';
 import { QuotaService } from '../metering/quota.service';
 import type { OwnerBalance } from '../metering/quota.service';
 import type { OpenedResponse } from '../upstream/forward.service';
@@ -74,7 +75,7 @@ export class VideoTaskService {
       submittedAt: new Date(now),
       nextPollAt: new Date(now + this.settings.submitLostAfterMs),
     };
-    task.reservedNano = this.estimatedCost(task);
+    task.reservedNano = this.costOf(task.model, estimatedFigures(task.interface, task), task)!;
     const balance = await this.store.reserve(task, this.quota.pending(principal.ownerId));
     if (!balance) {
       throw new GatewayError(
@@ -108,7 +109,7 @@ export class VideoTaskService {
   async query(request: FastifyRequest, reply: FastifyReply, wire: VideoWire, taskId: string): Promise<void> {
     const task = await this.owned(request, wire, taskId);
     const answer = await this.upstream.query(task, request.headers);
-    if (answer.statusCode >= 200 && answer.statusCode < 300) await this.applyQuietly(task, wire.reported(parsedJson(answer.body)), false);
+    if (isSuccess(answer.statusCode)) await this.applyQuietly(task, wire.reported(parsedJson(answer.body)), false);
     send(reply, answer, task);
   }
 
@@ -121,14 +122,14 @@ export class VideoTaskService {
     const task = await this.owned(request, wire, taskId);
     if (task.settledAt !== null || task.status !== 'queued') throw notCancellable(task.status);
     const current = await this.upstream.query(task, request.headers);
-    if (current.statusCode < 200 || current.statusCode >= 300) return send(reply, current, task);
+    if (!isSuccess(current.statusCode)) return send(reply, current, task);
     const reported = wire.reported(parsedJson(current.body));
     if (reported.status !== undefined && reported.status !== 'queued') {
       await this.applyQuietly(task, reported, false);
       throw notCancellable(reported.status);
     }
     const answer = await this.upstream.cancel(task, request.headers);
-    if (answer.statusCode >= 200 && answer.statusCode < 300) {
+    if (isSuccess(answer.statusCode)) {
       await this.settle(task, { ...unbilled('cancelled'), settledAt: new Date(this.clock.now()) });
     }
     send(reply, answer, task);
@@ -147,7 +148,7 @@ export class VideoTaskService {
     let status = task.status;
     try {
       const answer = await this.upstream.query(task);
-      const reported = answer.statusCode >= 200 && answer.statusCode < 300 ? wireOf(task.interface).reported(parsedJson(answer.body)) : undefined;
+      const reported = isSuccess(answer.statusCode) ? wireOf(task.interface).reported(parsedJson(answer.body)) : undefined;
       if (reported?.status === undefined) {
         await this.store.pollFailed(task.id, reported ? 'the answer has no task status' : `HTTP ${answer.statusCode}`, this.nextPoll(now, task.polls + 1));
       } else {
@@ -171,7 +172,7 @@ export class VideoTaskService {
 
   /** The gateway id's task, if it belongs to the caller's quota owner on this interface; else 404. */
   private async owned(request: FastifyRequest, wire: VideoWire, taskId: string): Promise<VideoTask> {
-    const task = taskId.length <= 64 ? await this.store.find(taskId) : null;
+    const task = await this.store.find(taskId);
     if (!task || task.ownerId !== request.principal!.ownerId || task.interface !== wire.interface || task.upstreamTaskId === null) {
       throw new GatewayError('not_found', `No video task has the id ${JSON.stringify(taskId)}.`);
     }
@@ -182,7 +183,7 @@ export class VideoTaskService {
   private async withUpstreamDrafts(facts: SubmitFacts, ownerId: string): Promise<Array<Record<string, unknown>>> {
     const upstreamIds = new Map<string, string>();
     for (const id of facts.draftTaskIds) {
-      const draft = id.length <= 64 ? await this.store.find(id) : null;
+      const draft = await this.store.find(id);
       if (!draft || !draft.draft || draft.ownerId !== ownerId || draft.interface !== 'video_b' || draft.upstreamTaskId === null) {
         throw new GatewayError('not_found', `No draft task has the id ${JSON.stringify(id)}.`);
       }
@@ -198,7 +199,7 @@ export class VideoTaskService {
   private async answerSubmit(opened: OpenedResponse, response: ServerResponse, wire: VideoWire, taskId: string): Promise<CallOutcome> {
     const body = await readWhole(opened);
     const base = { status: opened.statusCode, line: opened.line.id, figures: undefined, upstreamHeadersMs: opened.headersMs };
-    const ok = opened.statusCode >= 200 && opened.statusCode < 300;
+    const ok = isSuccess(opened.statusCode);
     const upstreamId = ok ? wire.submittedId(parsedJson(body)) : undefined;
     if (ok && upstreamId === undefined) {
       const failure = new GatewayError('upstream_failed', 'The upstream accepted the task but its answer names no task id.');
@@ -248,16 +249,15 @@ export class VideoTaskService {
       inputImageCount: task.inputImageCount,
     };
     const figures = reported.figures ?? estimatedFigures(task.interface, basis);
-    const model = this.catalog.find(task.model);
     // A model gone from the configuration keeps the price it was reserved at.
-    const costNano = model ? costOf(figures, pricesFor(model, { resolution: pricedResolution(basis), videoInput: task.videoInput })) : task.reservedNano;
+    const costNano = this.costOf(task.model, figures, basis) ?? task.reservedNano;
     return { status, settlement: reported.figures ? 'usage' : 'estimated', costNano, figures, errorCode: null };
   }
 
-  private estimatedCost(task: NewVideoTask): bigint {
-    const model = this.catalog.find(task.model)!;
-    const figures = estimatedFigures(task.interface, task);
-    return costOf(figures, pricesFor(model, { resolution: pricedResolution(task), videoInput: task.videoInput }));
+  /** The figures priced with the model's tiers for this task's resolution and video input; undefined for an unknown model. */
+  private costOf(modelId: string, figures: UsageFigures, basis: EstimateBasis): bigint | undefined {
+    const model = this.catalog.find(modelId);
+    return model && costOf(figures, pricesFor(model, { resolution: pricedResolution(basis), videoInput: basis.videoInput }));
   }
 
   private async settle(task: VideoTask, entry: SettlementEntry): Promise<void> {
@@ -279,6 +279,10 @@ export class VideoTaskService {
     const delay = Math.min(this.settings.maxPollDelayMs, this.settings.firstPollDelayMs * 2 ** Math.min(Math.max(attempt, 0), 20));
     return new Date(now + delay);
   }
+}
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
 }
 
 function unbilled(status: string): Omit<SettlementEntry, 'settledAt'> {

@@ -76,7 +76,9 @@ export class VideoTaskStore {
     });
   }
 
-  find(id: string): Promise<VideoTask | null> {
+  /** The task of a gateway id; null for anything else (an id longer than the column cannot be one). */
+  async find(id: string): Promise<VideoTask | null> {
+    if (id.length > 64) return null;
     return this.dataSource.getRepository(VideoTask).findOneBy({ id });
   }
 
