@@ -85,7 +85,8 @@ export class VideoTaskService {
     }
     this.quota.observed(principal.ownerId, balance);
 
-    let created = false;
+    // Set once the answer is settled either way: the task created, or its reservation given back.
+    let answered = false;
     try {
       await this.calls.run(request, reply, {
         recordAs: wire.interface,
@@ -95,13 +96,13 @@ export class VideoTaskService {
         incomingHeaders: request.headers,
         answer: async (opened, response) => {
           const outcome = await this.answerSubmit(opened, response, wire, task.id);
-          created = outcome.deferred === true;
+          answered = true;
           return outcome;
         },
         figures: () => undefined,
       });
     } finally {
-      if (!created) await this.release(task.id);
+      if (!answered) await this.release(task.id);
     }
   }
 
@@ -201,6 +202,8 @@ export class VideoTaskService {
     const base = { status: opened.statusCode, line: opened.line.id, figures: undefined, upstreamHeadersMs: opened.headersMs };
     const ok = isSuccess(opened.statusCode);
     const upstreamId = ok ? wire.submittedId(parsedJson(body)) : undefined;
+    // No task upstream: the reservation comes back before the client hears, so a retry finds it free.
+    if (upstreamId === undefined) await this.release(taskId);
     if (ok && upstreamId === undefined) {
       const failure = new GatewayError('upstream_failed', 'The upstream accepted the task but its answer names no task id.');
       writeWhole(response, statusOf(failure.code), {}, 'application/json', Buffer.from(errorBody(failure, 'openai')));
