@@ -8,6 +8,9 @@
 // 2. Mixed load: chat JSON, chat SSE and messages SSE at once for --minutes, RSS every 10 s;
 //    prints RSS at the start (after warm-up) and at the end, and the usage records written.
 //
+// 3. Image edits (issue 6): one 30 MiB `multipart/form-data` edit, one 30 MiB JSON edit, then
+//    rounds of 8 concurrent multipart edits; peak RSS of each. `--images-only` runs just this.
+//
 // Exit code 1 when the peak passes --peak-limit-mib (400) or the end of the mixed load is more
 // than 10 % above its start.
 import { spawn } from 'node:child_process';
@@ -29,6 +32,7 @@ const { values: opt } = parseArgs({
     rounds: { type: 'string', default: '5' },
     'peak-limit-mib': { type: 'string', default: '400' },
     'database-url': { type: 'string' },
+    'images-only': { type: 'boolean', default: false },
   },
 });
 const KEY = 'gk-bench-key';
@@ -62,6 +66,64 @@ await Promise.all([waitForPort(mockPort), waitForPort(gatewayPort), waitForPort(
 const client = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: 128, bodyTimeout: 120_000, headersTimeout: 120_000 });
 let failures = 0;
 
+/** Peak RSS of the gateway while `work` runs, sampled every 20 ms. */
+async function peakDuring(work) {
+  let peak = rssOf(gateway.pid);
+  const sampler = setInterval(() => { peak = Math.max(peak, rssOf(gateway.pid)); }, 20);
+  try {
+    await work();
+  } finally {
+    clearInterval(sampler);
+  }
+  return Math.max(peak, rssOf(gateway.pid));
+}
+
+/** A 30 MiB image edit as a form (model, prompt, one PNG-typed file) and as JSON (a base64 data URL). */
+function imageEditBodies(bytes) {
+  const boundary = '----gateway-memory-bench';
+  const head = Buffer.from(
+    `--${boundary}\r\ncontent-disposition: form-data; name="model"\r\n\r\nimage-edit\r\n` +
+    `--${boundary}\r\ncontent-disposition: form-data; name="prompt"\r\n\r\nMake it blue.\r\n` +
+    `--${boundary}\r\ncontent-disposition: form-data; name="image"; filename="large.png"\r\ncontent-type: image/png\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const form = Buffer.concat([head, Buffer.alloc(bytes - head.length - tail.length, 0x5a), tail]);
+  const picture = Buffer.alloc(Math.floor((bytes * 3) / 4) - 256, 7).toString('base64');
+  const json = Buffer.from(JSON.stringify({ model: 'image-edit', prompt: 'Make it blue.', images: [{ image_url: `data:image/png;base64,${picture}` }] }));
+  return { form, formType: `multipart/form-data; boundary=${boundary}`, json };
+}
+
+async function imageEdits() {
+  const { form, formType, json } = imageEditBodies(Number(opt['body-mib']) * 1048576);
+  await call('/v1/chat/completions', JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'warm up' }] }));
+  const idleImages = rssOf(gateway.pid);
+  const single = await peakDuring(() => call('/v1/images/edits', form, { 'content-type': formType }));
+  const singleJson = await peakDuring(() => call('/v1/images/edits', json));
+  const concurrentPeak = await peakDuring(async () => {
+    for (let round = 0; round < Number(opt.rounds); round++) {
+      await Promise.all(Array.from({ length: Number(opt.concurrent) }, () => call('/v1/images/edits', form, { 'content-type': formType })));
+    }
+  });
+  const result = {
+    body_mib: mib(form.length), idle_rss_mib: mib(idleImages), single_form_peak_mib: mib(single), single_json_peak_mib: mib(singleJson),
+    concurrent: Number(opt.concurrent), rounds: Number(opt.rounds), concurrent_form_peak_mib: mib(concurrentPeak),
+  };
+  log(`image edits: idle ${result.idle_rss_mib} MiB; one ${result.body_mib} MiB form: peak ${result.single_form_peak_mib} MiB; ` +
+    `one JSON: ${result.single_json_peak_mib} MiB; ${result.concurrent} concurrent forms: ${result.concurrent_form_peak_mib} MiB; failures ${failures}`);
+  return { ...result, calls: 3 + Number(opt.rounds) * Number(opt.concurrent) };
+}
+
+if (opt['images-only']) {
+  const images = await imageEdits();
+  const usage = await (await fetch(`http://127.0.0.1:${controlPort}/usage`)).json();
+  for (const child of children) child.kill('SIGTERM');
+  await client.close();
+  await sleep(1000);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  console.log(JSON.stringify({ image_edits: images, usage_records: usage.records, failures }, null, 2));
+  process.exit(failures === 0 && usage.records === images.calls ? 0 : 1);
+}
+
 async function call(path, body, headers = {}) {
   const response = await client.request({
     path,
@@ -93,6 +155,7 @@ for (let round = 0; round < Number(opt.rounds); round++) {
 clearInterval(sampler);
 await sleep(2000);
 const afterLarge = rssOf(gateway.pid);
+const images = await imageEdits();
 
 // ------------------------------------------------------------------ 2. mixed load
 const chatBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32 });
@@ -139,8 +202,9 @@ const growth = (mib(end) - start0) / start0;
 const result = {
   large_bodies: { body_mib: mib(large.length), concurrent, rounds: Number(opt.rounds), idle_rss_mib: mib(idle), peak_rss_mib: mib(peak), rss_after_mib: mib(afterLarge) },
   mixed_load: { minutes: Number(opt.minutes), calls, failures, rss_start_mib: start0, rss_end_mib: mib(end), growth_percent: Number((growth * 100).toFixed(1)), samples },
+  image_edits: images,
   usage_records: usage.records,
-  calls_made: calls + Number(opt.rounds) * concurrent + 1,
+  calls_made: calls + Number(opt.rounds) * concurrent + 1 + images.calls,
 };
 console.log(JSON.stringify(result, null, 2));
 const ok = mib(peak) < Number(opt['peak-limit-mib']) && growth <= 0.1 && failures === 0 && usage.records === result.calls_made;

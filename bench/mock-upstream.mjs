@@ -7,6 +7,8 @@
 //   POST /v1/messages          messages JSON, or SSE: message_start, content_block_start,
 //                              N content_block_delta, content_block_stop, message_delta (usage),
 //                              message_stop
+//   POST /v1/images/edits      images format A: any body (multipart or JSON) is drained and
+//                              answered with one small image and token usage
 //   GET  /stats                requests received, per caller key (Authorization bearer or
 //                              x-api-key, "none" without) and per model
 //
@@ -96,8 +98,29 @@ function messages(res, body, promptTokens) {
 
 const HANDLERS = { '/v1/chat/completions': chat, '/v1/messages': messages };
 
+// A 1x1 PNG: the answer stays small so that the measured memory is the request body's.
+const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+
+/** Image edits: the body is counted, never parsed (a form is not JSON). */
+function imageEdit(req, res) {
+  let bytes = 0;
+  req.on('data', (part) => { bytes += part.length; });
+  req.on('end', () => {
+    const imageTokens = Math.max(1, bytes >> 12);
+    json(res, 200, `{"created":${Math.floor(Date.now() / 1000)},"data":[{"b64_json":"${PIXEL}"}],` +
+      `"usage":{"input_tokens":${imageTokens + 8},"input_tokens_details":{"text_tokens":8,"image_tokens":${imageTokens}},` +
+      `"output_tokens":272,"output_tokens_details":{"text_tokens":0,"image_tokens":272},"total_tokens":${imageTokens + 280}}}`);
+  });
+}
+
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/stats') return json(res, 200, JSON.stringify(stats));
+  if (req.method === 'POST' && req.url === '/v1/images/edits') {
+    stats.requests++;
+    bump(stats.by_key, callerKey(req.headers));
+    bump(stats.by_path, req.url);
+    return imageEdit(req, res);
+  }
   const handler = req.method === 'POST' ? HANDLERS[req.url] : undefined;
   if (!handler) {
     req.resume();

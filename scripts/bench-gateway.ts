@@ -43,6 +43,11 @@ models:
     interfaces: [messages]
     lines: [mock]
     prices: { input_tokens: 0.8, output_tokens: 4 }
+  - id: image-edit
+    upstream_model: image-edit-upstream
+    interfaces: [images_a]
+    lines: [mock]
+    prices: { input_text_tokens: 5, input_image_tokens: 10, output_image_tokens: 40 }
 owners:
   - id: bench
     kind: project

@@ -7,6 +7,8 @@ import { SettingsModule } from './common/settings.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { VideoModule } from './video/video.module';
+import { ImagesModule } from './images/images.module';
+import { SpeechModule } from './speech/speech.module';
 import type { GatewayOptions } from './gateway-options';
 
 @Module({})
@@ -20,6 +22,8 @@ export class AppModule {
         DatabaseModule.forRoot(options.database),
         CatalogModule,
         ChatModule,
+        ImagesModule,
+        SpeechModule,
         VideoModule,
         HealthModule,
         AdminModule,

@@ -5,6 +5,7 @@ import type { ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
 import { scanTopLevel, TopLevelField } from '../common/json-scan';
 import { readValue } from '../common/json-splice';
+import { FormPart, formBoundary, parseForm, partText } from '../common/multipart-form';
 import { mayUseModel } from '../auth/principal';
 import { QuotaService } from '../metering/quota.service';
 import { CatalogService } from './catalog.service';
@@ -12,8 +13,9 @@ import { ENTRY_METADATA, EntryDeclaration } from './entry.decorator';
 import { isTranslatableEntry, TextProtocol, translationTarget } from '../translation/translation-routes';
 
 /**
- * Admits a JSON model call: the body is a JSON object without repeated top-level fields and
- * with a string `model`; the model exists (404), the key may use it (403), the model offers
+ * Admits a model call: the body is a JSON object without repeated top-level fields and with a
+ * string `model` (or, where the route allows, a valid multipart form with one `model` field, or
+ * the model named in the path); the model exists (404), the key may use it (403), the model offers
  * the entry's interface (400), and the owner's budget is not used up (402). Runs after
  * ApiKeyGuard; the scan is kept on the request so nothing parses the body again.
  */
@@ -29,23 +31,12 @@ export class ModelAccessGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const declaration = this.reflector.get<EntryDeclaration>(ENTRY_METADATA, context.getHandler());
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const scan = scanTopLevel(body);
-    if (!scan.ok) throw new GatewayError('invalid_request', scan.message);
-    const modelId = stringField(body, scan.fields.get('model'));
-    if (modelId === undefined) {
-      throw new GatewayError('invalid_request', 'Request body must be a JSON object with a string "model" field.');
-    }
-    const model = this.resolve(modelId, request);
+    const boundary = declaration.forms ? formBoundary(request.headers['content-type']) : undefined;
+    const read = boundary === undefined ? readJsonBody(body, declaration, request) : readFormBody(body, boundary);
+    const model = this.resolve(read.modelId, request);
     const translateTo = this.upstreamProtocol(model, declaration);
     await this.quota.admit(request.principal!.ownerId);
-    request.call = {
-      entry: declaration.entry,
-      translateTo,
-      model,
-      body,
-      fields: scan.fields,
-      stream: isTrue(body, scan.fields.get('stream')),
-    };
+    request.call = { entry: declaration.entry, translateTo, model, body, fields: read.fields, form: read.form, stream: read.stream };
     return true;
   }
 
@@ -69,6 +60,38 @@ export class ModelAccessGuard implements CanActivate {
     }
     return target;
   }
+}
+
+interface ReadBody {
+  modelId: string;
+  fields: Map<string, TopLevelField>;
+  form?: FormPart[];
+  stream: boolean;
+}
+
+/** A JSON object without repeated top-level fields, with a string `model` unless the path names it. */
+function readJsonBody(body: Buffer, declaration: EntryDeclaration, request: FastifyRequest): ReadBody {
+  const scan = scanTopLevel(body);
+  if (!scan.ok) throw new GatewayError('invalid_request', scan.message);
+  const modelId = declaration.modelFromPath
+    ? declaration.modelFromPath(request.params as Record<string, string | undefined>)
+    : stringField(body, scan.fields.get('model'));
+  if (modelId === undefined) {
+    throw new GatewayError('invalid_request', 'Request body must be a JSON object with a string "model" field.');
+  }
+  return { modelId, fields: scan.fields, stream: isTrue(body, scan.fields.get('stream')) };
+}
+
+/** A valid multipart form with exactly one non-empty `model` field. */
+function readFormBody(body: Buffer, boundary: string): ReadBody {
+  const form = parseForm(body, boundary);
+  if (!form.ok) throw new GatewayError('invalid_request', form.message);
+  const models = form.parts.filter((part) => part.name === 'model');
+  if (models.length > 1) throw new GatewayError('invalid_request', 'The form repeats the field "model".');
+  const modelId = models.length === 1 && models[0].filename === undefined ? partText(body, models[0]) : '';
+  if (!modelId) throw new GatewayError('invalid_request', 'The form must have a non-empty "model" field.');
+  const stream = form.parts.some((part) => part.name === 'stream' && partText(body, part).trim().toLowerCase() === 'true');
+  return { modelId, fields: new Map(), form: form.parts, stream };
 }
 
 function stringField(body: Buffer, field: TopLevelField | undefined): string | undefined {

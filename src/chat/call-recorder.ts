@@ -17,6 +17,8 @@ export interface CallOutcome {
   line: string | null;
   errorCode: string | null;
   figures: UsageFigures | undefined;
+  /** Set when the cost is not the figures at the model's prices (format B: per-image pixel tiers). */
+  cost?: bigint;
   upstreamHeadersMs: number | null;
   translatedTo?: string | null;
   /** The record is written later, by whatever the call started (a video task, when it settles). */
@@ -40,7 +42,7 @@ export function usageDraftOf(request: FastifyRequest, interfaceName: string, out
     errorCode: outcome.errorCode,
     stream: call.stream,
     usage: outcome.figures,
-    costNano: costOf(outcome.figures, call.model.prices),
+    costNano: outcome.cost ?? costOf(outcome.figures, call.model.prices),
     startedAt: new Date(Date.now() - (performance.now() - request.startedAt)),
     durationMs: Math.round(performance.now() - request.startedAt),
     upstreamHeadersMs: outcome.upstreamHeadersMs === null ? null : Math.round(outcome.upstreamHeadersMs),

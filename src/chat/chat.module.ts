@@ -11,6 +11,6 @@ import { TranslationContextProvider } from './translation-context.provider';
   imports: [CatalogModule, UpstreamModule],
   controllers: [ChatController],
   providers: [ForwardedCall, NativeCallService, TranslatedCallService, TranslationContextProvider],
-  exports: [ForwardedCall],
+  exports: [ForwardedCall, NativeCallService],
 })
 export class ChatModule {}

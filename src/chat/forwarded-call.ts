@@ -24,6 +24,8 @@ export interface CallSpec {
   body: UpstreamBody;
   incomingHeaders: IncomingHttpHeaders;
   translatedTo?: string;
+  /** The upstream call is not aborted when the client leaves: it completes and is billed (images). */
+  outlivesClient?: boolean;
   /** Writes the answer to the client; throws when the upstream body breaks off. */
   answer(opened: OpenedResponse, response: ServerResponse): Promise<CallOutcome>;
   /** Usage known so far, for calls that end early. */
@@ -46,8 +48,11 @@ export class ForwardedCall {
     const call = request.call!;
     const abort = new CallAbort();
     const response = reply.raw;
+    let clientLeft = false;
     const onClose = () => {
-      if (!response.writableFinished) abort.abort();
+      if (response.writableFinished) return;
+      clientLeft = true;
+      if (!spec.outlivesClient) abort.abort();
     };
     response.once('close', onClose);
     let opened: OpenedResponse;
@@ -62,7 +67,7 @@ export class ForwardedCall {
       });
     } catch (error) {
       response.off('close', onClose);
-      if (error instanceof ForwardFailure) this.record(request, spec, failureOutcome(error, abort.aborted));
+      if (error instanceof ForwardFailure) this.record(request, spec, failureOutcome(error, clientLeft));
       throw error;
     }
     reply.hijack();
@@ -76,7 +81,8 @@ export class ForwardedCall {
       response.off('close', onClose);
     }
     if (outcome.deferred) return;
-    if (abort.aborted && outcome.status !== CLIENT_CLOSED) outcome = { ...outcome, status: CLIENT_CLOSED, errorCode: 'client_closed' };
+    // The figures stay: what the upstream reported is billed even when the client did not see it.
+    if (clientLeft && outcome.status !== CLIENT_CLOSED) outcome = { ...outcome, status: CLIENT_CLOSED, errorCode: 'client_closed' };
     this.record(request, spec, outcome);
   }
 

@@ -2,13 +2,14 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { GatewayError, statusOf } from '../common/gateway-error';
-import { errorBody } from '../common/error-body';
+import type { InterfaceName } from '../config/gateway-config';
+import { dialectOfPath, errorBody, ErrorDialect } from '../common/error-body';
 import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
 import { SseEventSplitter } from '../translation/sse/decode-sse';
 import type { CallOutcome } from './call-recorder';
 import { drained, ForwardedCall, isEventStream, readWhole } from './forwarded-call';
-import type { NativeRoute } from './native-route';
+import { NativeRoute, upstreamPathOf } from './native-route';
 import type { ResponseMeter } from './response-meter';
 import { inStreamError } from './stream-errors';
 
@@ -22,16 +23,19 @@ export class NativeCallService {
 
   forward(request: FastifyRequest, reply: FastifyReply, route: NativeRoute): Promise<void> {
     const call = request.call!;
+    const refusal = route.refusal?.(call);
+    if (refusal) return Promise.reject(new GatewayError('invalid_request', refusal));
     const meter = route.meter(call);
     return this.calls.run(request, reply, {
       recordAs: route.name,
       upstreamInterface: call.entry,
-      path: route.upstreamPath,
+      path: upstreamPathOf(route, call),
       body: route.upstreamBody(call),
       incomingHeaders: request.headers,
+      outlivesClient: route.outlivesClient,
       answer: (opened, response) =>
         isEventStream(opened) && opened.statusCode < 300
-          ? this.pipeStream(opened, response, meter, call.entry)
+          ? this.pipeStream(opened, response, meter, call.entry, dialectOfPath(request.url))
           : this.sendWhole(opened, response, meter),
       figures: () => meter.figures(),
     });
@@ -50,8 +54,9 @@ export class NativeCallService {
     return {
       status: opened.statusCode,
       line: opened.line.id,
-      errorCode: ok ? null : `upstream_${opened.statusCode}`,
+      errorCode: ok ? (meter.errorCode?.() ?? null) : `upstream_${opened.statusCode}`,
       figures: meter.figures(),
+      cost: meter.cost?.(),
       upstreamHeadersMs: opened.headersMs,
     };
   }
@@ -65,7 +70,8 @@ export class NativeCallService {
     opened: OpenedResponse,
     response: ServerResponse,
     meter: ResponseMeter,
-    entry: OpenedResponseEntry,
+    entry: InterfaceName,
+    dialect: ErrorDialect,
   ): Promise<CallOutcome> {
     const splitter = new SseEventSplitter();
     const outcome: CallOutcome = { status: opened.statusCode, line: opened.line.id, errorCode: null, figures: undefined, upstreamHeadersMs: opened.headersMs };
@@ -93,7 +99,7 @@ export class NativeCallService {
       if (!response.headersSent) {
         outcome.status = statusOf(failure.code);
         response.writeHead(outcome.status, { 'content-type': 'application/json' });
-        response.end(errorBody(failure, entry === 'messages' ? 'messages' : 'openai'));
+        response.end(errorBody(failure, dialect));
         outcome.figures = meter.figures();
         return outcome;
       }
@@ -102,8 +108,7 @@ export class NativeCallService {
     writeHead();
     response.end();
     outcome.figures = meter.figures();
+    outcome.errorCode ??= meter.errorCode?.() ?? null;
     return outcome;
   }
 }
-
-type OpenedResponseEntry = Parameters<typeof inStreamError>[0];

@@ -7,13 +7,22 @@ import { ChatMeter, EmbeddingsMeter, MessagesMeter, ResponseMeter, ResponsesMete
 export interface NativeRoute {
   /** The interface name in usage records. */
   name: string;
-  upstreamPath: string;
+  /** The upstream path, fixed or (format C: the upstream model is in it) per call. */
+  upstreamPath: string | ((call: AdmittedCall) => string);
   /** The body sent upstream: the client's bytes with only `model` (and usage options) changed. */
   upstreamBody(call: AdmittedCall): UpstreamBody;
   meter(call: AdmittedCall): ResponseMeter;
+  /** Why the gateway refuses the call without forwarding it (400), if it does. */
+  refusal?(call: AdmittedCall): string | undefined;
+  /** A call sent upstream runs to its end and is billed even when the client leaves (images). */
+  outlivesClient?: boolean;
 }
 
-function replaceModel(call: AdmittedCall, extra?: Map<string, string>, additions?: Array<[string, string]>): UpstreamBody {
+export function upstreamPathOf(route: NativeRoute, call: AdmittedCall): string {
+  return typeof route.upstreamPath === 'string' ? route.upstreamPath : route.upstreamPath(call);
+}
+
+export function replaceModel(call: AdmittedCall, extra?: Map<string, string>, additions?: Array<[string, string]>): UpstreamBody {
   const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)], ...(extra ?? [])]);
   return upstreamBodyOf(splicedParts(call.body, call.fields, replacements, additions));
 }

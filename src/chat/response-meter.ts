@@ -17,6 +17,10 @@ export interface ResponseMeter {
   /** One complete SSE event as received; returns false to keep it from the client. */
   readEvent(raw: Buffer): boolean;
   figures(): UsageFigures | undefined;
+  /** The call's cost when it is not simply the figures at the model's prices (format B pixel tiers). */
+  cost?(): bigint | undefined;
+  /** An error the upstream reported inside a successful HTTP answer (speech `base_resp`). */
+  errorCode?(): string | null;
 }
 
 const USAGE_KEY = Buffer.from('"usage"');

@@ -120,6 +120,12 @@ export class PriceTierConfigDto {
   @IsBoolean(BOOLEAN)
   video_input?: boolean;
 
+  /** Only output images of at most this many pixels (width × height, format B `data[].size`). */
+  @IsOptional()
+  @IsInt(POSITIVE_INTEGER)
+  @Min(1, POSITIVE_INTEGER)
+  max_output_pixels?: number;
+
   /** Figure name to price, over the model's own prices; checked by the loader like `prices`. */
   @IsObject(MAPPING)
   @IsDefined(REQUIRED)

@@ -261,6 +261,45 @@ describe('price tiers', () => {
     ]);
   });
 
+  it('parses output pixel tiers, alone or with other conditions, for image and speech prices', () => {
+    const yamlText = minimalWith(
+      'owners:',
+      [
+        '  - id: image-b-model',
+        '    upstream_model: seedream-4',
+        '    interfaces: [images_b]',
+        '    lines: [line-a]',
+        '    prices: { output_images: 0.045, input_images: 0.01 }',
+        '    price_tiers:',
+        '      - max_output_pixels: 1048576',
+        '        prices: { output_images: 0.02 }',
+        '      - max_output_pixels: 4194304',
+        '        resolution: 2K',
+        '        prices: { output_images: 0.035 }',
+        '  - id: speech-model',
+        '    upstream_model: speech-02-hd',
+        '    interfaces: [speech_c]',
+        '    lines: [line-a]',
+        '    prices: { input_characters: 100 }',
+        'owners:',
+      ].join('\n'),
+    );
+
+    const config = loadGatewayConfig(yamlText, {});
+
+    expect(config.models[1].priceTiers).toStrictEqual([
+      { maxOutputPixels: 1_048_576, prices: { output_images: 20_000_000n } },
+      { resolutions: ['2k'], maxOutputPixels: 4_194_304, prices: { output_images: 35_000_000n } },
+    ]);
+    expect(config.models[2].prices).toStrictEqual({ input_characters: 100_000_000_000n });
+  });
+
+  it('accepts a max_output_pixels of 1', () => {
+    expect(loadGatewayConfig(withTiers('[{ max_output_pixels: 1, prices: {} }]'), {}).models[1].priceTiers).toStrictEqual([
+      { maxOutputPixels: 1, prices: {} },
+    ]);
+  });
+
   it('reads an absent or empty price_tiers as no tiers', () => {
     expect(loadGatewayConfig(withTiers('[]'), {}).models[1].priceTiers).toEqual([]);
     expect(loadGatewayConfig(withTiers('null'), {}).models[1].priceTiers).toEqual([]);
@@ -270,8 +309,8 @@ describe('price tiers', () => {
     ['price_tiers that is not a list', '{ resolution: 1080p, prices: {} }', 'models[1].price_tiers: must be a list'],
     ['a tier that is a string', '[1080p]', 'models[1].price_tiers[0]: must be a mapping'],
     ['a tier that is an empty list', '[{ resolution: 720p, prices: {} }, []]', 'models[1].price_tiers[1]: must be a mapping'],
-    ['a tier without a condition', '[{ prices: { output_seconds: 1 } }]', 'models[1].price_tiers[0]: must name resolution or video_input'],
-    ['a tier whose conditions are empty', '[{ resolution: , video_input: , prices: {} }]', 'models[1].price_tiers[0]: must name resolution or video_input'],
+    ['a tier without a condition', '[{ prices: { output_seconds: 1 } }]', 'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels'],
+    ['a tier whose conditions are empty', '[{ resolution: , video_input: , prices: {} }]', 'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels'],
     ['an empty resolution', '[{ resolution: "", prices: {} }]', 'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings'],
     ['a resolution that is a number', '[{ resolution: 1080, prices: {} }]', 'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings'],
     ['a resolution that is a mapping', '[{ resolution: { p: 1080 }, prices: {} }]', 'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings'],
@@ -287,6 +326,13 @@ describe('price tiers', () => {
     ['a tier price that is not an amount', '[{ resolution: 720p, prices: { output_seconds: [1] } }]', 'models[1].price_tiers[0].prices.output_seconds: must be a decimal amount'],
     ['an unknown tier field', '[{ resolution: 720p, size: 4k, prices: {} }]', 'models[1].price_tiers[0].size: unknown field'],
     ['a problem in a later tier', '[{ resolution: 720p, prices: {} }, { video_input: true, prices: { output_secs: 1 } }]', 'models[1].price_tiers[1].prices.output_secs: unknown price'],
+    ['a max_output_pixels of 0', '[{ max_output_pixels: 0, prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
+    ['a negative max_output_pixels', '[{ max_output_pixels: -4194304, prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
+    ['a fractional max_output_pixels', '[{ max_output_pixels: 1048576.5, prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
+    ['a max_output_pixels that is a string', '[{ max_output_pixels: "4194304", prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
+    ['a max_output_pixels that is a size', '[{ max_output_pixels: 2048x2048, prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
+    ['a max_output_pixels that is a list', '[{ max_output_pixels: [1024], prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
+    ['an empty max_output_pixels as the only condition', '[{ max_output_pixels: , prices: {} }]', 'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels'],
   ])('names the YAML path of %s', (_rule, tiers, problem) => {
     const problems = problemsOf(withTiers(tiers), {});
     expect(problems).toHaveLength(1);
@@ -299,7 +345,7 @@ describe('price tiers', () => {
       'models[1].price_tiers[2].video_input: must be true or false',
       'models[1].price_tiers[2].prices: must be a mapping',
       expect.stringContaining('models[1].price_tiers[0].prices.sugar: unknown price "sugar"'),
-      'models[1].price_tiers[1]: must name resolution or video_input',
+      'models[1].price_tiers[1]: must name resolution, video_input or max_output_pixels',
     ]);
   });
 });

@@ -190,8 +190,8 @@ function checkModel({ item, path }: Entry<ModelConfigDto>, upstreamIds: Set<stri
 
 function checkPriceTier({ item, path }: Entry<PriceTierConfigDto>, problems: string[]): void {
   // A tier without a condition would match every call and hide the model's own prices.
-  if (!isGiven(item.resolution) && !isGiven(item.video_input)) {
-    problems.push(`${path}: must name resolution or video_input`);
+  if (!isGiven(item.resolution) && !isGiven(item.video_input) && !isGiven(item.max_output_pixels)) {
+    problems.push(`${path}: must name resolution, video_input or max_output_pixels`);
   }
   checkPrices(item.prices, `${path}.prices`, problems);
 }
@@ -291,6 +291,9 @@ function toPriceTier(tier: PriceTierConfigDto, path: string): PriceTier {
   }
   if (isGiven(tier.video_input)) {
     priceTier.videoInput = tier.video_input;
+  }
+  if (isGiven(tier.max_output_pixels)) {
+    priceTier.maxOutputPixels = tier.max_output_pixels;
   }
   return priceTier;
 }

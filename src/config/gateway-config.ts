@@ -50,6 +50,8 @@ export interface PriceTier {
   resolutions?: string[];
   /** true: only calls with video input; false: only calls without; absent: either. */
   videoInput?: boolean;
+  /** Only output images of at most this many pixels; absent = any size. */
+  maxOutputPixels?: number;
   prices: PriceTable;
 }
 

@@ -20,6 +20,8 @@ export const PRICE_FIELDS = {
   output_image_tokens: 'per_million_tokens',
   thinking_tokens: 'per_million_tokens',
   output_video_tokens: 'per_million_tokens',
+  /** Speech: characters of the text read out, priced per 1M characters like tokens. */
+  input_characters: 'per_million_tokens',
   output_images: 'per_unit',
   input_images: 'per_unit',
   output_seconds: 'per_unit',

@@ -39,6 +39,13 @@ describe(costOf.name, () => {
     expect(costOf({ output_images: 3 }, { output_images: NANO / 25n })).toBe(120_000_000n);
   });
 
+  it('bills speech characters per million, like tokens', () => {
+    const perMillionCharacters = { input_characters: 100n * NANO }; // 100 per 1M characters
+    expect(costOf({ input_characters: 101 }, perMillionCharacters)).toBe(10_100_000n);
+    expect(costOf({ input_characters: 1 }, { input_characters: 3n })).toBe(0n); // 3e-6 nano rounds to 0
+    expect(costOf({ input_characters: 500_000 }, { input_characters: 3n })).toBe(2n); // 1.5 nano rounds half up
+  });
+
   it('costs nothing without usage or without prices', () => {
     expect(costOf(undefined, prices)).toBe(0n);
     expect(costOf({ input_tokens: 1000 }, {})).toBe(0n);
@@ -109,6 +116,65 @@ describe(pricesFor.name, () => {
     expect(pricesFor(tiered, { resolution: '1080p', videoInput: true }).output_seconds).toBe(120n);
     expect(pricesFor(tiered, { resolution: '1080p' }).output_seconds).toBe(50n);
     expect(pricesFor(tiered, { resolution: '720p', videoInput: true }).output_seconds).toBe(50n);
+  });
+
+  describe('output pixel tiers', () => {
+    const images = { output_images: 45n, input_images: 10n };
+    const ONE_MP = 1024 * 1024;
+    const FOUR_MP = 2048 * 2048;
+
+    function imageModel(...priceTiers: PriceTier[]) {
+      return { prices: images, priceTiers };
+    }
+
+    const tiered = imageModel(
+      { maxOutputPixels: ONE_MP, prices: { output_images: 20n } },
+      { maxOutputPixels: FOUR_MP, prices: { output_images: 35n } },
+    );
+
+    it('matches at and below the limit, not above it', () => {
+      expect(pricesFor(tiered, { outputPixels: ONE_MP }).output_images).toBe(20n);
+      expect(pricesFor(tiered, { outputPixels: ONE_MP - 1 }).output_images).toBe(20n);
+      expect(pricesFor(tiered, { outputPixels: 1 }).output_images).toBe(20n);
+      expect(pricesFor(tiered, { outputPixels: ONE_MP + 1 }).output_images).toBe(35n);
+      expect(pricesFor(tiered, { outputPixels: FOUR_MP }).output_images).toBe(35n);
+      expect(pricesFor(tiered, { outputPixels: FOUR_MP + 1 }).output_images).toBe(45n);
+    });
+
+    it('matches no pixel tier when the pixels are absent', () => {
+      expect(pricesFor(tiered, {})).toEqual(images);
+      expect(pricesFor(tiered, { resolution: '1080p', videoInput: false })).toEqual(images);
+    });
+
+    it('keeps the base prices of figures the tier does not name', () => {
+      expect(pricesFor(tiered, { outputPixels: ONE_MP })).toEqual({ output_images: 20n, input_images: 10n });
+    });
+
+    it('applies the first matching tier, in order, even when a later one is tighter', () => {
+      const looseFirst = imageModel(
+        { maxOutputPixels: FOUR_MP, prices: { output_images: 35n } },
+        { maxOutputPixels: ONE_MP, prices: { output_images: 20n } },
+      );
+      expect(pricesFor(looseFirst, { outputPixels: 512 * 512 }).output_images).toBe(35n);
+    });
+
+    it('requires the other conditions a pixel tier names too', () => {
+      const combined = imageModel(
+        { resolutions: ['2k'], maxOutputPixels: FOUR_MP, prices: { output_images: 30n } },
+        { maxOutputPixels: FOUR_MP, prices: { output_images: 35n } },
+      );
+      expect(pricesFor(combined, { resolution: '2K', outputPixels: FOUR_MP }).output_images).toBe(30n);
+      expect(pricesFor(combined, { resolution: '4K', outputPixels: FOUR_MP }).output_images).toBe(35n);
+      expect(pricesFor(combined, { outputPixels: FOUR_MP }).output_images).toBe(35n);
+      expect(pricesFor(combined, { resolution: '2k', outputPixels: FOUR_MP + 1 }).output_images).toBe(45n);
+      expect(pricesFor(combined, { resolution: '2k' }).output_images).toBe(45n);
+    });
+
+    it('matches a tier without a pixel limit whatever the pixels', () => {
+      const byResolution = imageModel({ resolutions: ['4k'], prices: { output_images: 60n } });
+      expect(pricesFor(byResolution, { resolution: '4k', outputPixels: 16_777_216 }).output_images).toBe(60n);
+      expect(pricesFor(byResolution, { resolution: '4k' }).output_images).toBe(60n);
+    });
   });
 
   it('leaves the model prices untouched and feeds costOf', () => {

@@ -40,12 +40,17 @@ export function costOf(figures: UsageFigures | undefined, prices: PriceTable): b
   return (perMillion + PER_MILLION / 2n) / PER_MILLION + perUnit;
 }
 
-/** What a call's price may depend on (SPEC.md: video prices tier by resolution and by presence of video input). */
+/**
+ * What a call's price may depend on (SPEC.md: video prices tier by resolution and by presence of
+ * video input; format B image prices by output pixels).
+ */
 export interface PriceConditions {
   /** The requested resolution as the client wrote it; matched case-insensitively. */
   resolution?: string;
   /** Whether the call has video input; absent counts as false. */
   videoInput?: boolean;
+  /** Pixels of one output image (width × height); absent matches no pixel tier. */
+  outputPixels?: number;
 }
 
 /** The model's prices for one call: its base prices with the first matching tier's prices over them. */
@@ -65,5 +70,8 @@ function tierMatches(tier: PriceTier, conditions: PriceConditions): boolean {
     if (resolution === undefined || !tier.resolutions.includes(resolution)) return false;
   }
   if (tier.videoInput !== undefined && (conditions.videoInput ?? false) !== tier.videoInput) return false;
+  if (tier.maxOutputPixels !== undefined) {
+    if (conditions.outputPixels === undefined || conditions.outputPixels > tier.maxOutputPixels) return false;
+  }
   return true;
 }

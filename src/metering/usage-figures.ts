@@ -71,3 +71,61 @@ export function messagesUsageFigures(usage: unknown): UsageFigures | undefined {
 export function embeddingsUsageFigures(usage: unknown): UsageFigures | undefined {
   return compact({ input_tokens: count(child(usage, 'prompt_tokens')) });
 }
+
+/**
+ * Images format A: input text and image tokens, output text and image tokens. When the details
+ * are missing, the input total counts as text and the output total as image tokens (the
+ * images API outputs images); the totals themselves are not kept, so nothing is billed twice.
+ * @see https://platform.openai.com/docs/api-reference/images/object
+ */
+export function imagesUsageFigures(usage: unknown): UsageFigures | undefined {
+  const input = count(child(usage, 'input_tokens'));
+  const output = count(child(usage, 'output_tokens'));
+  const inputDetails = child(usage, 'input_tokens_details');
+  const outputDetails = child(usage, 'output_tokens_details');
+  const inputImage = count(child(inputDetails, 'image_tokens'));
+  const outputText = count(child(outputDetails, 'text_tokens'));
+  return compact({
+    input_text_tokens: count(child(inputDetails, 'text_tokens')) ?? remainder(input, inputImage),
+    input_image_tokens: inputImage,
+    output_text_tokens: outputText,
+    output_image_tokens: count(child(outputDetails, 'image_tokens')) ?? remainder(output, outputText),
+  });
+}
+
+/**
+ * Images format C (generateContent): prompt tokens are the input; candidate tokens split by
+ * modality into text and image output (all text when the split is missing); thoughts apart.
+ * @see https://ai.google.dev/api/generate-content#UsageMetadata
+ */
+export function generateContentUsageFigures(usage: unknown): UsageFigures | undefined {
+  const candidates = count(child(usage, 'candidatesTokenCount'));
+  const details = child(usage, 'candidatesTokensDetails');
+  const byModality = (modality: string): number | undefined => {
+    if (!Array.isArray(details)) return undefined;
+    let total: number | undefined;
+    for (const detail of details) {
+      if (child(detail, 'modality') !== modality) continue;
+      total = (total ?? 0) + (count(child(detail, 'tokenCount')) ?? 0);
+    }
+    return total;
+  };
+  const image = byModality('IMAGE');
+  return compact({
+    input_tokens: count(child(usage, 'promptTokenCount')),
+    cached_input_tokens: count(child(usage, 'cachedContentTokenCount')),
+    output_text_tokens: byModality('TEXT') ?? remainder(candidates, image),
+    output_image_tokens: image,
+    thinking_tokens: count(child(usage, 'thoughtsTokenCount')),
+  });
+}
+
+/** Speech (vendor-c t2a_v2): the characters billed, `extra_info.usage_characters`. */
+export function speechUsageFigures(extraInfo: unknown): UsageFigures | undefined {
+  return compact({ input_characters: count(child(extraInfo, 'usage_characters')) });
+}
+
+/** `total - part`, with an unknown part counted as 0; unknown when the total is. */
+function remainder(total: number | undefined, part: number | undefined): number | undefined {
+  return total === undefined ? undefined : Math.max(total - (part ?? 0), 0);
+}

@@ -57,16 +57,33 @@ export interface SseEvent {
 export interface RouteContext {
   request: RecordedRequest;
   body: Record<string, unknown>;
-  /** The body as text, for rules that look at the raw bytes (the "cache-me" marker). */
-  rawBody: string;
+  /** The body as text, for rules that look at the raw bytes (the "cache-me" marker); decoded when read. */
+  readonly rawBody: string;
   json(status: number, body: unknown): Promise<void>;
   events(events: SseEvent[]): Promise<void>;
   /** Answers with the route vendor's error shape. */
   reject(status: number, message: string): Promise<void>;
 }
 
+/** The header a route takes its key from: `Authorization: Bearer` (the default) or Google's `x-goog-api-key`. */
+export type Credential = 'bearer' | 'x-goog-api-key';
+
+/** A whole answer: status and JSON body. */
+export interface Refusal {
+  status: number;
+  body: unknown;
+}
+
 export interface Route {
   vendor: Vendor;
+  /** Where the key must be; default `bearer` (Anthropic-style routes also take `x-api-key`). */
+  credential?: Credential;
+  /**
+   * The answer to a request without the right key, for vendors that do not answer 401 (Google:
+   * 400 or 403; MiniMax: HTTP 200 with a `base_resp` code). `presented`: some key was sent.
+   * Default: 401 in errorBody's or the vendor's shape.
+   */
+  unauthorized?(presented: boolean): Refusal;
   /** Error body for a vendor with a shape of its own (planned failures, 401, reject); default: `vendor`'s. */
   errorBody?(status: number, message: string): unknown;
   /** The route checks the body itself or reads none: the shared "not a JSON object" 400 is skipped. */

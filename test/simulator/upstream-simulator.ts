@@ -2,10 +2,12 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { chatRoute } from './chat-route';
 import { embeddingsRoute } from './embeddings-route';
+import { arkImagesRoute, generateContentRoute, imageEditsRoute, imageGenerationsRoute } from './images-routes';
 import { countTokensRoute, messagesRoute } from './messages-route';
 import { responsesRoute } from './responses-route';
 import { asRecord } from './scripted-model';
 import type { Failure, Interruption, RecordedRequest, Route, RouteContext, UpstreamSimulatorOptions, Vendor } from './simulator-types';
+import { speechRoute } from './speech-route';
 import { ResponseWriter } from './sse-writer';
 import { anthropicError, openAiError, vendorError } from './vendor-errors';
 import { VideoTaskBoard, videoRoute } from './video-tasks';
@@ -16,7 +18,8 @@ export type { SimulatedVideoStatus, SimulatedVideoTask } from './video-tasks';
 
 /**
  * The upstream paths the gateway calls (DESIGN.md section 3), keyed by method and path. Video task
- * paths carry an id and are matched by video-tasks.ts.
+ * paths carry an id and are matched by video-tasks.ts; generateContent paths carry the model and
+ * are matched by images-routes.ts.
  */
 const ROUTES: Record<string, Route> = {
   'POST /v1/chat/completions': chatRoute,
@@ -24,6 +27,10 @@ const ROUTES: Record<string, Route> = {
   'POST /v1/messages': messagesRoute,
   'POST /v1/messages/count_tokens': countTokensRoute,
   'POST /v1/embeddings': embeddingsRoute,
+  'POST /v1/images/generations': imageGenerationsRoute,
+  'POST /v1/images/edits': imageEditsRoute,
+  'POST /api/v3/images/generations': arkImagesRoute,
+  'POST /v1/t2a_v2': speechRoute,
 };
 
 /** Path of the request log, itself never logged, for demos and manual checks. */
@@ -112,7 +119,8 @@ export class UpstreamSimulator {
       if (request.method === 'GET' && pathname === LOG_PATH) return this.sendLog(response);
       const recorded = recordRequest(request, path, body);
       this.requests.push(recorded);
-      const route = ROUTES[`${request.method} ${pathname}`] ?? videoRoute(this.video, request.method ?? 'GET', pathname);
+      const method = request.method ?? 'GET';
+      const route = ROUTES[`${method} ${pathname}`] ?? videoRoute(this.video, method, pathname) ?? generateContentRoute(method, pathname);
       await this.answer(request, response, recorded, route, this.takeFailure(pathname));
     } catch (error) {
       // A bug in the simulator must show up as a clear 500, not as a hanging test.
@@ -148,7 +156,11 @@ export class UpstreamSimulator {
         if (request.socket.destroyed) return;
     }
     if (!route) return writer.json(404, openAiError(404, `Invalid URL (${request.method} ${recorded.path})`));
-    if (!this.isAuthorized(vendor, request.headers)) {
+    if (!this.isAuthorized(route, request.headers)) {
+      if (route.unauthorized) {
+        const refusal = route.unauthorized(credentialOf(route, request.headers) !== undefined);
+        return writer.json(refusal.status, refusal.body);
+      }
       return writer.json(401, route.errorBody ? route.errorBody(401, 'invalid api key') : unauthorizedBody(vendor));
     }
     const body = recorded.json;
@@ -158,7 +170,10 @@ export class UpstreamSimulator {
     const context: RouteContext = {
       request: recorded,
       body: asRecord(body),
-      rawBody: recorded.body.toString('utf8'),
+      // Decoded only when a route reads it: image bodies run to 30 MiB.
+      get rawBody() {
+        return recorded.body.toString('utf8');
+      },
       json: (status, answer) => writer.json(status, answer),
       events: (events) => writer.events(events),
       reject: (status, message) => writer.json(status, errorOf(status, message)),
@@ -179,12 +194,14 @@ export class UpstreamSimulator {
   /**
    * OpenAI-style routes take `Authorization: Bearer`. Anthropic-style ones take `x-api-key`
    * or, like the current API (the 1.x SDK sends its key that way), `Authorization: Bearer`.
+   * Routes with `credential: 'x-goog-api-key'` take that header only.
    */
-  private isAuthorized(vendor: Vendor, headers: IncomingHttpHeaders): boolean {
+  private isAuthorized(route: Route, headers: IncomingHttpHeaders): boolean {
     const expected = this.options.apiKey;
     if (expected === undefined) return true;
+    if (route.credential === 'x-goog-api-key') return headers['x-goog-api-key'] === expected;
     const bearerMatches = headers.authorization === `Bearer ${expected}`;
-    return vendor === 'anthropic' ? bearerMatches || headers['x-api-key'] === expected : bearerMatches;
+    return route.vendor === 'anthropic' ? bearerMatches || headers['x-api-key'] === expected : bearerMatches;
   }
 
   /** A timer that stop() cancels; the waiting request then simply never goes on. */
@@ -210,6 +227,12 @@ function unauthorizedBody(vendor: Vendor): unknown {
   return openAiError(401, 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.');
 }
 
+/** The key a request presents in the route's credential header, if any. */
+function credentialOf(route: Route, headers: IncomingHttpHeaders): string | undefined {
+  const value = route.credential === 'x-goog-api-key' ? headers['x-goog-api-key'] : headers.authorization;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
 function readBody(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -225,6 +248,8 @@ function recordRequest(request: IncomingMessage, path: string, body: Buffer): Re
     if (value !== undefined) headers[name] = value;
   }
   const recorded: RecordedRequest = { method: request.method ?? 'GET', path, headers, body };
+  // A form (image edits) is never JSON: skip decoding and parsing up to 30 MiB for nothing.
+  if (headers['content-type']?.toString().startsWith('multipart/form-data')) return recorded;
   try {
     if (body.length > 0) recorded.json = JSON.parse(body.toString('utf8'));
   } catch {

@@ -5,14 +5,20 @@ import type { Vendor } from './simulator-types';
  * upstream errors is tested against what the real services send.
  * @see https://platform.openai.com/docs/guides/error-codes
  * @see https://docs.anthropic.com/en/api/errors
+ * @see https://ai.google.dev/gemini-api/docs/troubleshooting
  */
 
 export function vendorError(vendor: Vendor, status: number, message: string): unknown {
   return vendor === 'anthropic' ? anthropicError(status, message) : openAiError(status, message);
 }
 
-export function openAiError(status: number, message: string, code: string | null = openAiCode(status)): unknown {
-  return { error: { message, type: openAiType(status), param: null, code } };
+export function openAiError(status: number, message: string, code: string | null = openAiCode(status), param: string | null = null): unknown {
+  return { error: { message, type: openAiType(status), param, code } };
+}
+
+/** Google APIs: `{ error: { code, message, status, details? } }`, `status` the canonical gRPC name. */
+export function googleError(status: number, message: string, details?: unknown[]): unknown {
+  return { error: { code: status, message, status: googleStatus(status), ...(details ? { details } : {}) } };
 }
 
 export function anthropicError(status: number, message: string): unknown {
@@ -33,6 +39,27 @@ function openAiCode(status: number): string | null {
       return 'rate_limit_exceeded';
     default:
       return null;
+  }
+}
+
+function googleStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return 'INVALID_ARGUMENT';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 403:
+      return 'PERMISSION_DENIED';
+    case 404:
+      return 'NOT_FOUND';
+    case 429:
+      return 'RESOURCE_EXHAUSTED';
+    case 503:
+      return 'UNAVAILABLE';
+    case 504:
+      return 'DEADLINE_EXCEEDED';
+    default:
+      return status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION';
   }
 }
 

@@ -1,0 +1,109 @@
+import type { ModelConfig } from '../config/gateway-config';
+import { scanTopLevel } from '../common/json-scan';
+import { readValue } from '../common/json-splice';
+import type { ResponseMeter } from '../chat/response-meter';
+import { costOf, pricesFor } from '../metering/pricing';
+import { generateContentUsageFigures, imagesUsageFigures, UsageFigures } from '../metering/usage-figures';
+
+/**
+ * Meters of the image answers. Answers carry base64 images of several MiB, so only the
+ * top-level members the bill needs are decoded; images are never streamed (the gateway refuses
+ * `stream`), so no event is ever read.
+ */
+
+/** The named top-level members of a JSON answer, decoded; the rest (base64 images) stays bytes. */
+function topLevelMembers(body: Buffer, ...keys: string[]): Record<string, unknown> {
+  const members: Record<string, unknown> = {};
+  const scan = scanTopLevel(body);
+  if (!scan.ok) return members;
+  for (const key of keys) {
+    const field = scan.fields.get(key);
+    if (field) members[key] = readValue(body, field);
+  }
+  return members;
+}
+
+abstract class ImageMeter implements ResponseMeter {
+  protected usage: UsageFigures | undefined;
+
+  abstract readJson(body: Buffer): void;
+
+  readEvent(): boolean {
+    return true;
+  }
+
+  figures(): UsageFigures | undefined {
+    return this.usage;
+  }
+}
+
+/** Format A: `usage` token figures by text and image. */
+export class ImagesMeter extends ImageMeter {
+  readJson(body: Buffer): void {
+    this.usage = imagesUsageFigures(topLevelMembers(body, 'usage').usage);
+  }
+}
+
+/** Format C: `usageMetadata`. */
+export class GenerateContentMeter extends ImageMeter {
+  readJson(body: Buffer): void {
+    this.usage = generateContentUsageFigures(topLevelMembers(body, 'usageMetadata').usageMetadata);
+  }
+}
+
+/**
+ * Format B: output and input image counts (`usage.generated_images`, `usage.input_images`).
+ * Each output image is priced by its own pixels (`data[].size`, `price_tiers[].max_output_pixels`).
+ */
+export class VendorBImagesMeter extends ImageMeter {
+  /** Pixels of each returned image, in answer order; undefined where the size is unreadable. */
+  private pixels: Array<number | undefined> = [];
+
+  constructor(private readonly model: Pick<ModelConfig, 'prices' | 'priceTiers'>) {
+    super();
+  }
+
+  readJson(body: Buffer): void {
+    const { usage, data } = topLevelMembers(body, 'usage', 'data');
+    const images = Array.isArray(data) ? data.filter(isImage) : [];
+    this.pixels = images.map((image) => pixelsOf((image as Record<string, unknown>).size));
+    const reported = (name: string) => {
+      const value = usage && typeof usage === 'object' ? (usage as Record<string, unknown>)[name] : undefined;
+      return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+    };
+    const figures: UsageFigures = { output_images: reported('generated_images') ?? (Array.isArray(data) ? images.length : undefined) };
+    const inputImages = reported('input_images');
+    if (inputImages !== undefined) figures.input_images = inputImages;
+    this.usage = figures.output_images === undefined && inputImages === undefined ? undefined : figures;
+  }
+
+  /**
+   * The input images at the base prices, plus each billed output image at the prices of its
+   * pixel tier. Images beyond those with a readable size are priced without a pixel tier.
+   */
+  cost(): bigint | undefined {
+    if (!this.usage) return undefined;
+    const { output_images: outputImages = 0, ...rest } = this.usage;
+    const billed = Math.round(outputImages);
+    const sized = Math.min(billed, this.pixels.length);
+    let total = costOf({ ...rest, output_images: billed - sized }, pricesFor(this.model, {}));
+    for (let index = 0; index < sized; index++) {
+      total += pricesFor(this.model, { outputPixels: this.pixels[index] }).output_images ?? 0n;
+    }
+    return total;
+  }
+}
+
+/** An item of `data` that holds an image (failed items of a batch carry an `error` instead). */
+function isImage(item: unknown): boolean {
+  if (!item || typeof item !== 'object') return false;
+  const record = item as Record<string, unknown>;
+  return typeof record.url === 'string' || typeof record.b64_json === 'string';
+}
+
+/** `"2048x2048"` → 4194304. */
+export function pixelsOf(size: unknown): number | undefined {
+  if (typeof size !== 'string') return undefined;
+  const match = /^\s*(\d{1,6})\s*[x×*]\s*(\d{1,6})\s*$/i.exec(size);
+  return match ? Number(match[1]) * Number(match[2]) : undefined;
+}

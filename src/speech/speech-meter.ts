@@ -1,0 +1,51 @@
+import type { ResponseMeter } from '../chat/response-meter';
+import { parseSseEvent } from '../translation/sse/decode-sse';
+import { speechUsageFigures, UsageFigures } from '../metering/usage-figures';
+
+const BASE_RESP = Buffer.from('"base_resp"');
+const EXTRA_INFO = Buffer.from('"extra_info"');
+
+/**
+ * Speech (vendor-c t2a_v2) is billed by `extra_info.usage_characters`, which comes in the JSON
+ * answer or in the final event of a stream. Errors may arrive with HTTP 200: a `base_resp`
+ * whose `status_code` is not 0 makes the call unbilled, whatever else it carries.
+ */
+export class SpeechMeter implements ResponseMeter {
+  private usage: UsageFigures | undefined;
+  private upstreamError: string | null = null;
+
+  readJson(body: Buffer): void {
+    this.read(parseJson(body.toString('utf8')));
+  }
+
+  readEvent(raw: Buffer): boolean {
+    if (raw.indexOf(BASE_RESP) === -1 && raw.indexOf(EXTRA_INFO) === -1) return true;
+    const event = parseSseEvent(raw);
+    if (event) this.read(parseJson(event.data));
+    return true;
+  }
+
+  figures(): UsageFigures | undefined {
+    return this.upstreamError ? undefined : this.usage;
+  }
+
+  errorCode(): string | null {
+    return this.upstreamError;
+  }
+
+  private read(answer: unknown): void {
+    if (!answer || typeof answer !== 'object') return;
+    const { base_resp: baseResp, extra_info: extraInfo } = answer as Record<string, unknown>;
+    const status = baseResp && typeof baseResp === 'object' ? (baseResp as Record<string, unknown>).status_code : undefined;
+    if (typeof status === 'number' && status !== 0) this.upstreamError ??= `upstream_status_code_${status}`;
+    if (extraInfo !== undefined) this.usage = speechUsageFigures(extraInfo) ?? this.usage;
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
