@@ -97,8 +97,22 @@ async function imageEdits() {
   const { form, formType, json } = imageEditBodies(Number(opt['body-mib']) * 1048576);
   await call('/v1/chat/completions', JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'warm up' }] }));
   const idleImages = rssOf(gateway.pid);
-  const single = await peakDuring(() => call('/v1/images/edits', form, { 'content-type': formType }));
-  const singleJson = await peakDuring(() => call('/v1/images/edits', json));
+  const timed = async (work) => {
+    const started = performance.now();
+    await work();
+    return Math.round(performance.now() - started);
+  };
+  let formMs = 0;
+  let jsonMs = 0;
+  const single = await peakDuring(async () => { formMs = await timed(() => call('/v1/images/edits', form, { 'content-type': formType })); });
+  const singleJson = await peakDuring(async () => { jsonMs = await timed(() => call('/v1/images/edits', json)); });
+  // The same form straight to the mock: what the transfer costs without the gateway.
+  const direct = new Pool(`http://127.0.0.1:${mockPort}`);
+  const directMs = await timed(async () => {
+    const response = await direct.request({ path: '/v1/images/edits', method: 'POST', headers: { 'content-type': formType }, body: form });
+    await response.body.dump({ limit: Infinity });
+  });
+  await direct.close();
   const concurrentPeak = await peakDuring(async () => {
     for (let round = 0; round < Number(opt.rounds); round++) {
       await Promise.all(Array.from({ length: Number(opt.concurrent) }, () => call('/v1/images/edits', form, { 'content-type': formType })));
@@ -106,10 +120,11 @@ async function imageEdits() {
   });
   const result = {
     body_mib: mib(form.length), idle_rss_mib: mib(idleImages), single_form_peak_mib: mib(single), single_json_peak_mib: mib(singleJson),
+    single_form_ms: formMs, single_json_ms: jsonMs, direct_to_upstream_form_ms: directMs,
     concurrent: Number(opt.concurrent), rounds: Number(opt.rounds), concurrent_form_peak_mib: mib(concurrentPeak),
   };
   log(`image edits: idle ${result.idle_rss_mib} MiB; one ${result.body_mib} MiB form: peak ${result.single_form_peak_mib} MiB; ` +
-    `one JSON: ${result.single_json_peak_mib} MiB; ${result.concurrent} concurrent forms: ${result.concurrent_form_peak_mib} MiB; failures ${failures}`);
+    `one JSON: ${result.single_json_peak_mib} MiB; times: form ${formMs} ms, JSON ${jsonMs} ms, form straight to the upstream ${directMs} ms; ${result.concurrent} concurrent forms: ${result.concurrent_form_peak_mib} MiB; failures ${failures}`);
   return { ...result, calls: 3 + Number(opt.rounds) * Number(opt.concurrent) };
 }
 

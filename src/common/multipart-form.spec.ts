@@ -278,6 +278,23 @@ describe(parseForm.name, () => {
 
     expect(parseForm(body, BOUNDARY).ok).toBe(false);
   });
+
+  it('refuses a part with two Content-Disposition headers, which parsers resolve differently', () => {
+    // The gateway would read the first ("x"); undici's and Starlette's form parsers keep the last ("tools").
+    const body = form(
+      part(['Content-Disposition: form-data; name="x"', 'Content-Disposition: form-data; name="tools"'], '[{"type":"web_search"}]'),
+      field('model', 'm'),
+    );
+
+    expect(parseForm(body, BOUNDARY).ok).toBe(false);
+  });
+
+  it('refuses a Content-Disposition that repeats its name parameter (invalid per RFC 6266 section 4.1)', () => {
+    // Which one counts differs between parsers; the gateway would read "x" while a first-wins parser reads "stream".
+    const body = form(part(['Content-Disposition: form-data; name="stream"; name="x"'], 'true'), field('model', 'm'));
+
+    expect(parseForm(body, BOUNDARY).ok).toBe(false);
+  });
 });
 
 describe(replacePart.name, () => {

@@ -51,8 +51,11 @@ export function parseForm(body: Buffer, boundary: string): FormParse {
     const headersStart = position + CRLF.length;
     const headersEnd = body.indexOf(HEADERS_END, headersStart - CRLF.length);
     if (headersEnd === -1 || headersEnd - headersStart > MAX_HEADER_BYTES) return invalid('a part has no complete header section');
+    // A header section that runs into the next delimiter would swallow the part after it.
+    const nextDelimiter = body.indexOf(delimiter, headersStart - CRLF.length);
+    if (nextDelimiter !== -1 && nextDelimiter < headersEnd) return invalid('a part has no complete header section');
     const disposition = contentDisposition(body.toString('latin1', headersStart, headersEnd));
-    if (!disposition) return invalid('a part has no Content-Disposition: form-data header with a name');
+    if (!disposition) return invalid('a part needs exactly one Content-Disposition: form-data header with one name');
     const contentStart = headersEnd + HEADERS_END.length;
     const contentEnd = body.indexOf(delimiter, contentStart);
     if (contentEnd === -1) return invalid('it does not end with the closing boundary');
@@ -94,26 +97,35 @@ function skipTransportPadding(body: Buffer, position: number): number {
   return position;
 }
 
-/** `Content-Disposition: form-data; name="…"; filename="…"` among a part's header lines. */
+/**
+ * `Content-Disposition: form-data; name="…"; filename="…"` among a part's header lines. Anything
+ * another parser could read differently is refused: a line that is not a header, a second
+ * Content-Disposition, a repeated parameter (RFC 6266 section 4.1).
+ */
 function contentDisposition(headers: string): { name: string; filename?: string } | undefined {
+  let found: { name: string; filename?: string } | undefined;
   for (const line of headers.split('\r\n')) {
     const colon = line.indexOf(':');
-    if (colon === -1 || line.slice(0, colon).trim().toLowerCase() !== 'content-disposition') continue;
+    if (colon <= 0) return undefined;
+    if (line.slice(0, colon).trim().toLowerCase() !== 'content-disposition') continue;
+    if (found) return undefined;
     const [type, ...parameters] = splitParameters(line.slice(colon + 1));
     if (type.trim().toLowerCase() !== 'form-data') return undefined;
     const values = new Map<string, string>();
     for (const parameter of parameters) {
       const separator = parameter.indexOf('=');
       if (separator === -1) continue;
-      values.set(parameter.slice(0, separator).trim().toLowerCase(), unquote(parameter.slice(separator + 1).trim()));
+      const key = parameter.slice(0, separator).trim().toLowerCase();
+      if (values.has(key)) return undefined;
+      values.set(key, unquote(parameter.slice(separator + 1).trim()));
     }
     const name = values.get('name');
     if (name === undefined) return undefined;
     // Header bytes were read as latin1; names and file names are UTF-8 on the wire.
     const filename = values.get('filename');
-    return { name: utf8(name), ...(filename === undefined ? {} : { filename: utf8(filename) }) };
+    found = { name: utf8(name), ...(filename === undefined ? {} : { filename: utf8(filename) }) };
   }
-  return undefined;
+  return found;
 }
 
 /** Splits at semicolons outside quoted strings. */

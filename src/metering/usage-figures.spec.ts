@@ -55,6 +55,22 @@ describe(imagesUsageFigures.name, () => {
     });
   });
 
+  it('gives the image part of the input as the rest of the total when only text tokens are detailed', () => {
+    expect(imagesUsageFigures({ input_tokens: 150, input_tokens_details: { text_tokens: 50 }, output_tokens: 10 })).toStrictEqual({
+      input_text_tokens: 50,
+      input_image_tokens: 100,
+      output_image_tokens: 10,
+    });
+  });
+
+  it('gives the text part of the output as the rest of the total when only image tokens are detailed', () => {
+    expect(imagesUsageFigures({ input_tokens: 5, output_tokens: 100, output_tokens_details: { image_tokens: 80 } })).toStrictEqual({
+      input_text_tokens: 5,
+      output_text_tokens: 20,
+      output_image_tokens: 80,
+    });
+  });
+
   it('never gives a negative rest', () => {
     expect(imagesUsageFigures({ input_tokens: 5, input_tokens_details: { image_tokens: 9 } })).toStrictEqual({
       input_text_tokens: 0,

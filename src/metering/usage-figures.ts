@@ -75,7 +75,8 @@ export function embeddingsUsageFigures(usage: unknown): UsageFigures | undefined
 /**
  * Images format A: input text and image tokens, output text and image tokens. When the details
  * are missing, the input total counts as text and the output total as image tokens (the
- * images API outputs images); the totals themselves are not kept, so nothing is billed twice.
+ * images API outputs images); when one detail is given, the other is the rest of the total.
+ * The totals themselves are not kept, so nothing is billed twice.
  * @see https://platform.openai.com/docs/api-reference/images/object
  */
 export function imagesUsageFigures(usage: unknown): UsageFigures | undefined {
@@ -83,13 +84,16 @@ export function imagesUsageFigures(usage: unknown): UsageFigures | undefined {
   const output = count(child(usage, 'output_tokens'));
   const inputDetails = child(usage, 'input_tokens_details');
   const outputDetails = child(usage, 'output_tokens_details');
+  const inputText = count(child(inputDetails, 'text_tokens'));
   const inputImage = count(child(inputDetails, 'image_tokens'));
   const outputText = count(child(outputDetails, 'text_tokens'));
+  const outputImage = count(child(outputDetails, 'image_tokens'));
+  // One detail given: the other is the rest of the total, so no token goes unbilled.
   return compact({
-    input_text_tokens: count(child(inputDetails, 'text_tokens')) ?? remainder(input, inputImage),
-    input_image_tokens: inputImage,
-    output_text_tokens: outputText,
-    output_image_tokens: count(child(outputDetails, 'image_tokens')) ?? remainder(output, outputText),
+    input_text_tokens: inputText ?? remainder(input, inputImage),
+    input_image_tokens: inputImage ?? (inputText === undefined ? undefined : remainder(input, inputText)),
+    output_text_tokens: outputText ?? (outputImage === undefined ? undefined : remainder(output, outputImage)),
+    output_image_tokens: outputImage ?? remainder(output, outputText),
   });
 }
 
