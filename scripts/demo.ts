@@ -42,6 +42,21 @@ models:
     interfaces: [video_c]
     lines: [simulator]
     prices: { output_seconds: 0.05, input_image_count: 0.01 }
+  - id: demo-image
+    upstream_model: simulated-image-1
+    interfaces: [images_a]
+    lines: [simulator]
+    prices: { input_text_tokens: 5, input_image_tokens: 10, output_image_tokens: 40 }
+  - id: demo-image-c
+    upstream_model: simulated-image-c-1
+    interfaces: [images_c]
+    lines: [simulator]
+    prices: { input_tokens: 0.3, output_text_tokens: 2.5, output_image_tokens: 30 }
+  - id: demo-speech
+    upstream_model: simulated-speech-1
+    interfaces: [speech_c]
+    lines: [simulator]
+    prices: { input_characters: 100 }
 owners:
   - id: demo-team
     kind: project
@@ -69,6 +84,9 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const body = JSON.stringify({ model: 'demo-chat', messages: [{ role: 'user', content: 'Hello, gateway!' }] });
   const videoBody = JSON.stringify({ model: 'demo-video', duration: 6, content: [{ type: 'text', text: 'A paper boat on a pond' }] });
+  const imageBody = JSON.stringify({ model: 'demo-image', prompt: 'A lighthouse at dusk' });
+  const generateContentBody = JSON.stringify({ contents: [{ parts: [{ text: 'A lighthouse at dusk' }] }], generationConfig: { responseModalities: ['TEXT', 'IMAGE'] } });
+  const speechBody = JSON.stringify({ model: 'demo-speech', text: 'Hello from the gateway.', voice_setting: { voice_id: 'male-qn-qingse' } });
   const messagesBody = JSON.stringify({ model: 'demo-chat', max_tokens: 256, messages: [{ role: 'user', content: 'Hello, translator!' }] });
   process.stdout.write(
     [
@@ -82,6 +100,9 @@ async function main(): Promise<void> {
       `  curl -s ${base}/v1/models -H 'Authorization: Bearer ${DEMO_KEY}'`,
       `  curl -s ${base}/v1/messages -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${messagesBody}'   # translated to responses`,
       `  curl -s ${base}/vendor-c/v2/video_generation -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${videoBody}'   # then GET ${base}/vendor-c/v2/query/video_generation/<task_id>`,
+      `  curl -s ${base}/v1/images/generations -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${imageBody}'`,
+      `  curl -s ${base}/v1beta/models/demo-image-c:generateContent -H 'x-goog-api-key: ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${generateContentBody}'`,
+      `  curl -s ${base}/vendor-c/v1/t2a_v2 -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${speechBody}'`,
       `  curl -s ${base}/admin/owners/demo-team -H 'Authorization: Bearer ${adminToken}'`,
       '',
       'Ctrl-C stops the demo.',

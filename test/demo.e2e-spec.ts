@@ -85,11 +85,35 @@ describe('npm run demo', () => {
     expect(['queued', 'running', 'succeeded']).toContain(task.status);
   });
 
+  it('prints an image generation curl line that answers with a base64 image and its usage', async () => {
+    const line = output.split('\n').find((text) => text.includes('/v1/images/generations'));
+    const { stdout } = await run('curl', curlArguments(line!));
+    const answer = JSON.parse(stdout) as { data: Array<{ b64_json: string }>; usage: { output_tokens: number } };
+    expect(Buffer.from(answer.data[0].b64_json, 'base64').subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect(answer.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  it('prints a generateContent curl line, keyed by the alternative header, that answers with text and an image', async () => {
+    const line = output.split('\n').find((text) => text.includes(':generateContent'));
+    const { stdout } = await run('curl', curlArguments(line!));
+    const parts = (JSON.parse(stdout) as { candidates: Array<{ content: { parts: Array<{ text?: string; inlineData?: unknown }> } }> }).candidates[0].content.parts;
+    expect(parts.some((part) => typeof part.text === 'string')).toBe(true);
+    expect(parts.some((part) => part.inlineData !== undefined)).toBe(true);
+  });
+
+  it('prints a speech curl line that answers with audio and no error', async () => {
+    const line = output.split('\n').find((text) => text.includes('/vendor-c/v1/t2a_v2'));
+    const { stdout } = await run('curl', curlArguments(line!));
+    const answer = JSON.parse(stdout) as { data: { audio: string }; base_resp: { status_code: number } };
+    expect(answer.base_resp.status_code).toBe(0);
+    expect(answer.data.audio).toMatch(/^[0-9a-f]+$/);
+  });
+
   it('prints a models curl line that lists the demo models', async () => {
     const line = output.split('\n').find((text) => text.includes('/v1/models'));
     const { stdout } = await run('curl', curlArguments(line!));
     const ids = (JSON.parse(stdout) as { data: Array<{ id: string }> }).data.map((model) => model.id);
-    expect(ids).toEqual(expect.arrayContaining(['demo-chat', 'demo-messages', 'demo-embed']));
+    expect(ids).toEqual(expect.arrayContaining(['demo-chat', 'demo-messages', 'demo-embed', 'demo-image', 'demo-image-c', 'demo-speech']));
   });
 });
 
