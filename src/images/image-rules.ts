@@ -40,7 +40,7 @@ function formRefusal(body: Buffer, parts: readonly FormPart[]): string | undefin
   for (const part of parts) {
     const name = part.name;
     if (name === 'tools' || name.startsWith('tools[')) return 'Tools are not supported on image endpoints: remove the "tools" field.';
-    if (name === 'file_id' || name.endsWith('[file_id]')) {
+    if (isFileIdField(name)) {
       return `Files stored upstream cannot be referenced (form field ${JSON.stringify(name)}): upload the image itself.`;
     }
     if (part.filename === undefined && isAssetAddress(partText(body, part).trim())) {
@@ -48,6 +48,11 @@ function formRefusal(body: Buffer, parts: readonly FormPart[]): string | undefin
     }
   }
   return undefined;
+}
+
+/** `file_id` in any form-field spelling: `file_id`, `file_id[]`, `image[file_id]`, `images[0][file_id]`. */
+function isFileIdField(name: string): boolean {
+  return name === 'file_id' || name.startsWith('file_id[') || name.includes('[file_id]');
 }
 
 /** Anything but an explicit "off" (false, null, "disabled", `{enabled: false}`, `{type: "disabled"}`) counts as enabled. */

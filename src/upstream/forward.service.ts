@@ -25,6 +25,8 @@ export interface OpenedResponse extends UpstreamResponse {
   headersMs: number;
   /** Frees the line's concurrency slot; call once, when the body is consumed or abandoned. */
   done(): void;
+  /** The whole body, when it was read before the answer was chosen (error answers). */
+  bufferedBody?: Buffer;
 }
 
 /** A call that was sent upstream but produced no usable answer (for the usage record). */
@@ -67,8 +69,14 @@ export class ForwardService {
         if (outcome.failure.failure === 'aborted') throw outcome.failure;
         continue;
       }
-      const answer = outcome.answer;
-      if (isCredentialStatus(answer.statusCode)) {
+      let answer = outcome.answer;
+      let credentialsRefused = isCredentialStatus(answer.statusCode);
+      if (answer.statusCode === 400 && request.entry === 'images_c') {
+        // The generateContent family answers a wrong key with 400, not 401 (reason API_KEY_INVALID).
+        answer = await buffered(answer);
+        credentialsRefused = refusesKey(answer.bufferedBody);
+      }
+      if (credentialsRefused) {
         await discard(answer);
         lastFailure = new ForwardFailure(
           new GatewayError('upstream_failed', `The upstream refused the gateway's credentials (HTTP ${answer.statusCode}).`),
@@ -179,5 +187,13 @@ async function buffered(answer: OpenedResponse): Promise<OpenedResponse> {
   } finally {
     answer.done();
   }
-  return { ...answer, body: Readable.from([Buffer.concat(chunks)]), done: () => undefined };
+  const body = Buffer.concat(chunks);
+  return { ...answer, body: Readable.from([body]), bufferedBody: body, done: () => undefined };
+}
+
+const API_KEY_INVALID = Buffer.from('"API_KEY_INVALID"');
+
+/** A generateContent error naming the key invalid (`ErrorInfo.reason`). */
+function refusesKey(body: Buffer | undefined): boolean {
+  return body !== undefined && body.includes(API_KEY_INVALID);
 }
