@@ -4,6 +4,7 @@ import { UsageRecord } from '../src/metering/usage-record.entity';
 import { geminiReplyText, OUTPUT_TEXT_TOKENS_PER_IMAGE, outputImageTokens, readImageEdit, SIMULATED_PNG, textTokens } from './simulator/images-routes';
 import { GatewayHarness } from './support/gateway-harness';
 import { formBody, IMAGE_KEYS, IMAGE_PATHS, imagesConfigYaml } from './support/images-kit';
+import { until } from './support/until';
 
 /**
  * What the image endpoints refuse before anything goes upstream (SPEC.md "Images" rules 5 and
@@ -325,14 +326,6 @@ function rejectionsConfigYaml(simulator: string): string {
   return yaml.replace(chat, `${chat}    prices: { input_tokens: 2, output_tokens: 8 }\n`);
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, patienceMs = 10_000): Promise<void> {
-  const deadline = Date.now() + patienceMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 describe('image rejections', () => {
   let gateway: GatewayHarness;

@@ -13,6 +13,7 @@ import { parseSse } from './simulator/simulator-test-kit';
 import { UsageRecord } from '../src/metering/usage-record.entity';
 import { GatewayHarness } from './support/gateway-harness';
 import { IMAGE_KEYS, IMAGE_PATHS, imagesConfigYaml, rawRequest, RawAnswer } from './support/images-kit';
+import { until } from './support/until';
 
 /**
  * Vendor-c text to speech (SPEC.md Endpoints speech row, Events, Errors "Speech", Metering;
@@ -101,14 +102,6 @@ function speechConfigYaml(simulator: string): string {
   return yaml.replace('upstreams:\n', narrowLine + slowLine).replace('models:\n', narrowModel + slowModel);
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, patienceMs = 10_000): Promise<void> {
-  const deadline = Date.now() + patienceMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 describe('speech (vendor-c t2a_v2)', () => {
   let gateway: GatewayHarness;

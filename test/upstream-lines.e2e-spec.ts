@@ -4,6 +4,7 @@ import { Clock } from '../src/auth/clock';
 import { GatewayHarness } from './support/gateway-harness';
 import { KEYS, VENDOR_KEY } from './support/test-config';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
+import { until } from './support/until';
 
 /**
  * Lines (DESIGN.md section 7): failover before the first byte, cooldown of refused lines,
@@ -122,13 +123,6 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 describe('upstream lines', () => {
   let harness: GatewayHarness;
