@@ -150,6 +150,16 @@ describe(loadGatewayConfig.name, () => {
     expect(problemsOf('upstreams:\n  - id: a\n    id: b\n')).toEqual(['line 3, column 5: Map keys must be unique']);
   });
 
+  it.each([
+    ['upstreams', '  - { id: line-a, base_url: "http://127.0.0.1:9100", api_key: k }', 'upstreams[1]'],
+    ['models', '  - { id: model-a, upstream_model: up-a, interfaces: [chat_completions], lines: [line-a] }', 'models[1]'],
+    ['owners', '  - { id: team-a, kind: project }', 'owners[1]'],
+    ['keys', '  - { key: gk-0001, owner: team-a, models: ["*"] }', 'keys[1]'],
+  ])('rejects a list nested directly in %s, empty or not', (_section, entry, path) => {
+    expect(problemsOf(minimalWith(entry, `${entry}\n  - []`))).toEqual([`${path}: must be a mapping`]);
+    expect(problemsOf(minimalWith(entry, `${entry}\n  - [[]]`))).toContain(`${path}: must be a mapping`);
+  });
+
   it('rejects a document that is not a mapping', () => {
     expect(problemsOf('- 1\n')).toEqual(['(root): must be a mapping with upstreams, models, owners and keys']);
   });

@@ -111,16 +111,16 @@ function flattenValidationErrors(errors: ValidationError[], parentPath: string):
 /** Rules across fields and sections; tolerant of values the DTO validation already reported. */
 function checkConfig(dto: GatewayConfigDto): string[] {
   const problems: string[] = [];
-  const upstreams = entriesOf(dto.upstreams, 'upstreams');
-  const models = entriesOf(dto.models, 'models');
-  const owners = entriesOf(dto.owners, 'owners');
+  const upstreams = entriesOf(dto.upstreams, 'upstreams', problems);
+  const models = entriesOf(dto.models, 'models', problems);
+  const owners = entriesOf(dto.owners, 'owners', problems);
   const upstreamIds = checkUniqueIds(upstreams, problems);
   const modelIds = checkUniqueIds(models, problems);
   const ownerIds = checkUniqueIds(owners, problems);
   upstreams.forEach((entry) => checkUpstream(entry, problems));
   models.forEach((entry) => checkModel(entry, upstreamIds, problems));
   owners.forEach(({ item, path }) => checkMoney(item.budget, `${path}.budget`, problems));
-  checkKeys(entriesOf(dto.keys, 'keys'), ownerIds, modelIds, problems);
+  checkKeys(entriesOf(dto.keys, 'keys', problems), ownerIds, modelIds, problems);
   return problems;
 }
 
@@ -129,12 +129,19 @@ interface Entry<T> {
   path: string;
 }
 
-/** The mapping entries of a section with their YAML paths; other entries were already reported. */
-function entriesOf<T extends object>(list: T[] | undefined, section: string): Entry<T>[] {
+/**
+ * The mapping entries of a list with their YAML paths. A list inside the list is reported here:
+ * class-validator walks into it instead of rejecting it (and passes an empty one); other
+ * non-mapping entries were already reported by the DTO validation.
+ */
+function entriesOf<T extends object>(list: T[] | undefined, section: string, problems: string[]): Entry<T>[] {
   if (!Array.isArray(list)) {
     return [];
   }
-  return list.flatMap((item, index) => (isMapping(item) ? [{ item, path: joinPath(section, index) }] : []));
+  return list.flatMap((item: unknown, index) => {
+    if (Array.isArray(item)) problems.push(`${joinPath(section, index)}: must be a mapping`);
+    return isMapping(item) ? [{ item: item as T, path: joinPath(section, index) }] : [];
+  });
 }
 
 function checkUniqueIds(entries: Entry<{ id: unknown }>[], problems: string[]): Set<string> {
@@ -179,13 +186,7 @@ function checkModel({ item, path }: Entry<ModelConfigDto>, upstreamIds: Set<stri
     if (!upstreamIds.has(value)) problems.push(`${path}.lines[${index}]: unknown upstream "${value}"`);
   });
   checkPrices(item.prices, `${path}.prices`, problems);
-  if (Array.isArray(item.price_tiers)) {
-    // class-validator walks a list inside the list instead of rejecting it, and passes an empty one.
-    item.price_tiers.forEach((tier: unknown, index) => {
-      if (Array.isArray(tier)) problems.push(`${path}.price_tiers[${index}]: must be a mapping`);
-    });
-  }
-  entriesOf(item.price_tiers, `${path}.price_tiers`).forEach((tier) => checkPriceTier(tier, problems));
+  entriesOf(item.price_tiers, `${path}.price_tiers`, problems).forEach((tier) => checkPriceTier(tier, problems));
 }
 
 function checkPriceTier({ item, path }: Entry<PriceTierConfigDto>, problems: string[]): void {
