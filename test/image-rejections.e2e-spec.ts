@@ -1,7 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { UsageRecord } from '../src/metering/usage-record.entity';
-import { geminiReplyText, OUTPUT_TEXT_TOKENS_PER_IMAGE, outputImageTokens, readImageEdit, SIMULATED_PNG, textTokens } from './simulator/images-routes';
+import { geminiReplyText } from './simulator/generate-content-route';
+import { SIMULATED_PNG, textTokens } from './simulator/image-common';
+import { OUTPUT_TEXT_TOKENS_PER_IMAGE, outputImageTokens, readImageEdit } from './simulator/images-a-routes';
 import { GatewayHarness } from './support/gateway-harness';
 import { formBody, IMAGE_KEYS, IMAGE_PATHS, imagesConfigYaml } from './support/images-kit';
 import { until } from './support/until';

@@ -2,18 +2,9 @@ import { ApiError, GoogleGenAI } from '@google/genai';
 import { randomBytes } from 'node:crypto';
 import OpenAI, { toFile } from 'openai';
 import type { UsageRecord } from '../src/metering/usage-record.entity';
-import {
-  GEMINI_INPUT_IMAGE_TOKENS,
-  GEMINI_OUTPUT_IMAGE_TOKENS,
-  OUTPUT_TEXT_TOKENS_PER_IMAGE,
-  SIMULATED_PNG,
-  SIMULATED_PNG_BASE64,
-  geminiReplyText,
-  inputImageTokens,
-  outputImageTokens,
-  readImageEdit,
-  textTokens,
-} from './simulator/images-routes';
+import { GEMINI_INPUT_IMAGE_TOKENS, GEMINI_OUTPUT_IMAGE_TOKENS, geminiReplyText } from './simulator/generate-content-route';
+import { SIMULATED_PNG, SIMULATED_PNG_BASE64, textTokens } from './simulator/image-common';
+import { OUTPUT_TEXT_TOKENS_PER_IMAGE, inputImageTokens, outputImageTokens, readImageEdit } from './simulator/images-a-routes';
 import type { RecordedRequest } from './simulator/upstream-simulator';
 import { googleError, openAiError } from './simulator/vendor-errors';
 import { vendorBError } from './simulator/video-tasks';

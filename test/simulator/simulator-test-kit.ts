@@ -1,6 +1,10 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { UpstreamSimulator } from './upstream-simulator';
 
-/** Helpers for the simulator's own specs: raw clients that see exactly what went over the wire. */
+/**
+ * Helpers for the simulator's own specs: raw clients that see exactly what went over the wire, and a
+ * simulator started for one describe block with a JSON poster.
+ */
 
 export interface RawOutcome {
   status?: number;
@@ -98,3 +102,54 @@ export const timeTool: FunctionDeclaration = {
   description: 'Local time of a time zone',
   parameters: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'] },
 };
+
+/** One answer as fetch saw it; `json` is undefined when the body was not JSON. */
+export interface JsonAnswer {
+  status: number;
+  json: any;
+}
+
+/** POSTs a JSON (or, when a string, raw) body with these headers and parses the answer when it is JSON. */
+async function postJson(url: string, body: unknown, headers: Record<string, string>): Promise<JsonAnswer> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  try {
+    return { status: response.status, json: JSON.parse(text) };
+  } catch {
+    return { status: response.status, json: undefined };
+  }
+}
+
+/** A describe block's simulator: started before its tests, reset before each, stopped after them. */
+export interface SimulatorUnderTest {
+  simulator: UpstreamSimulator;
+  /** Where it listens, once started: read it inside hooks and tests. */
+  readonly baseUrl: string;
+  /** POSTs a JSON (or, when a string, raw) body to a path with the Bearer key unless headers say otherwise. */
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<JsonAnswer>;
+}
+
+/** A simulator taking this key for the surrounding describe block; call it at the top of the block. */
+export function useSimulator(apiKey: string): SimulatorUnderTest {
+  const simulator = new UpstreamSimulator({ apiKey });
+  let baseUrl = '';
+  beforeAll(async () => {
+    baseUrl = await simulator.start();
+  });
+  afterAll(() => simulator.stop());
+  beforeEach(() => simulator.reset());
+  return {
+    simulator,
+    get baseUrl() {
+      return baseUrl;
+    },
+    post: (path, body, headers = { authorization: `Bearer ${apiKey}` }) => postJson(`${baseUrl}${path}`, body, headers),
+  };
+}
+
+/** The bytes as a base64 data URL of this media type. */
+export const toDataUrl = (bytes: Buffer, type = 'image/png') => `data:${type};base64,${bytes.toString('base64')}`;

@@ -2,7 +2,9 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { chatRoute } from './chat-route';
 import { embeddingsRoute } from './embeddings-route';
-import { arkImagesRoute, generateContentRoute, imageEditsRoute, imageGenerationsRoute } from './images-routes';
+import { generateContentRoute } from './generate-content-route';
+import { imageEditsRoute, imageGenerationsRoute } from './images-a-routes';
+import { arkImagesRoute } from './images-b-route';
 import { countTokensRoute, messagesRoute } from './messages-route';
 import { responsesRoute } from './responses-route';
 import { asRecord } from './scripted-model';
@@ -19,7 +21,7 @@ export type { SimulatedVideoStatus, SimulatedVideoTask } from './video-tasks';
 /**
  * The upstream paths the gateway calls (DESIGN.md section 3), keyed by method and path. Video task
  * paths carry an id and are matched by video-tasks.ts; generateContent paths carry the model and
- * are matched by images-routes.ts.
+ * are matched by generate-content-route.ts.
  */
 const ROUTES: Record<string, Route> = {
   'POST /v1/chat/completions': chatRoute,
