@@ -25,7 +25,8 @@ export interface ResponseMeter {
 
 const USAGE_KEY = Buffer.from('"usage"');
 
-function parseJson(text: string): unknown {
+/** The JSON value of a text, or undefined when it is not JSON (upstream answers are not trusted). */
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -33,11 +34,12 @@ function parseJson(text: string): unknown {
   }
 }
 
-function field(value: unknown, key: string): unknown {
+export function field(value: unknown, key: string): unknown {
   return value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
 }
 
-function eventData(raw: Buffer): unknown {
+/** The JSON `data` of one raw SSE event, or undefined. */
+export function eventData(raw: Buffer): unknown {
   const event = parseSseEvent(raw);
   return event ? parseJson(event.data) : undefined;
 }

@@ -3,7 +3,7 @@ import { scanTopLevel } from '../common/json-scan';
 import { readValue } from '../common/json-splice';
 import type { ResponseMeter } from '../chat/response-meter';
 import { costOf, pricesFor } from '../metering/pricing';
-import { generateContentUsageFigures, imagesUsageFigures, UsageFigures } from '../metering/usage-figures';
+import { generateContentUsageFigures, imagesUsageFigures, UsageFigures, vendorBImagesUsageFigures } from '../metering/usage-figures';
 
 /**
  * Meters of the image answers. Answers carry base64 images of several MiB, so only the
@@ -65,16 +65,9 @@ export class VendorBImagesMeter extends ImageMeter {
 
   readJson(body: Buffer): void {
     const { usage, data } = topLevelMembers(body, 'usage', 'data');
-    const images = Array.isArray(data) ? data.filter(isImage) : [];
-    this.pixels = images.map((image) => pixelsOf((image as Record<string, unknown>).size));
-    const reported = (name: string) => {
-      const value = usage && typeof usage === 'object' ? (usage as Record<string, unknown>)[name] : undefined;
-      return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
-    };
-    const figures: UsageFigures = { output_images: reported('generated_images') ?? (Array.isArray(data) ? images.length : undefined) };
-    const inputImages = reported('input_images');
-    if (inputImages !== undefined) figures.input_images = inputImages;
-    this.usage = figures.output_images === undefined && inputImages === undefined ? undefined : figures;
+    const images = Array.isArray(data) ? data.filter(isImage) : undefined;
+    this.pixels = (images ?? []).map((image) => pixelsOf((image as Record<string, unknown>).size));
+    this.usage = vendorBImagesUsageFigures(usage, images?.length);
   }
 
   /**

@@ -98,6 +98,17 @@ export function imagesUsageFigures(usage: unknown): UsageFigures | undefined {
 }
 
 /**
+ * Images format B: `usage.generated_images` (else the number of images returned) and
+ * `usage.input_images`.
+ */
+export function vendorBImagesUsageFigures(usage: unknown, returnedImages: number | undefined): UsageFigures | undefined {
+  return compact({
+    output_images: count(child(usage, 'generated_images')) ?? returnedImages,
+    input_images: count(child(usage, 'input_images')),
+  });
+}
+
+/**
  * Images format C (generateContent): prompt tokens are the input; candidate tokens split by
  * modality into text and image output (all text when the split is missing); thoughts apart.
  * @see https://ai.google.dev/api/generate-content#UsageMetadata

@@ -1,5 +1,4 @@
-import type { ResponseMeter } from '../chat/response-meter';
-import { parseSseEvent } from '../translation/sse/decode-sse';
+import { eventData, field, parseJson, ResponseMeter } from '../chat/response-meter';
 import { speechUsageFigures, UsageFigures } from '../metering/usage-figures';
 
 const BASE_RESP = Buffer.from('"base_resp"');
@@ -19,9 +18,7 @@ export class SpeechMeter implements ResponseMeter {
   }
 
   readEvent(raw: Buffer): boolean {
-    if (raw.indexOf(BASE_RESP) === -1 && raw.indexOf(EXTRA_INFO) === -1) return true;
-    const event = parseSseEvent(raw);
-    if (event) this.read(parseJson(event.data));
+    if (raw.indexOf(BASE_RESP) !== -1 || raw.indexOf(EXTRA_INFO) !== -1) this.read(eventData(raw));
     return true;
   }
 
@@ -34,18 +31,8 @@ export class SpeechMeter implements ResponseMeter {
   }
 
   private read(answer: unknown): void {
-    if (!answer || typeof answer !== 'object') return;
-    const { base_resp: baseResp, extra_info: extraInfo } = answer as Record<string, unknown>;
-    const status = baseResp && typeof baseResp === 'object' ? (baseResp as Record<string, unknown>).status_code : undefined;
+    const status = field(field(answer, 'base_resp'), 'status_code');
     if (typeof status === 'number' && status !== 0) this.upstreamError ??= `upstream_status_code_${status}`;
-    if (extraInfo !== undefined) this.usage = speechUsageFigures(extraInfo) ?? this.usage;
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
+    this.usage = speechUsageFigures(field(answer, 'extra_info')) ?? this.usage;
   }
 }

@@ -8,7 +8,14 @@ import type { CallAbort } from './call-abort';
 import { Line, LineRegistry } from './line-registry';
 import { UpstreamBody, UpstreamClient, UpstreamResponse } from './upstream-client';
 import { defaultAuthStyle, upstreamRequestHeaders } from './header-policy';
-import { AttemptFailure, classifyFailure, isCredentialStatus, isRetryableStatus } from './upstream-failure';
+import {
+  AttemptFailure,
+  classifyFailure,
+  isCredentialStatus,
+  isRetryableStatus,
+  mayRefuseCredentialsInBody,
+  refusesCredentialsInBody,
+} from './upstream-failure';
 
 export interface ForwardRequest {
   entry: InterfaceName;
@@ -71,10 +78,9 @@ export class ForwardService {
       }
       let answer = outcome.answer;
       let credentialsRefused = isCredentialStatus(answer.statusCode);
-      if (answer.statusCode === 400 && request.entry === 'images_c') {
-        // The generateContent family answers a wrong key with 400, not 401 (reason API_KEY_INVALID).
+      if (mayRefuseCredentialsInBody(request.entry, answer.statusCode)) {
         answer = await buffered(answer);
-        credentialsRefused = refusesKey(answer.bufferedBody);
+        credentialsRefused = refusesCredentialsInBody(answer.bufferedBody);
       }
       if (credentialsRefused) {
         await discard(answer);
@@ -189,11 +195,4 @@ async function buffered(answer: OpenedResponse): Promise<OpenedResponse> {
   }
   const body = Buffer.concat(chunks);
   return { ...answer, body: Readable.from([body]), bufferedBody: body, done: () => undefined };
-}
-
-const API_KEY_INVALID = Buffer.from('"API_KEY_INVALID"');
-
-/** A generateContent error naming the key invalid (`ErrorInfo.reason`). */
-function refusesKey(body: Buffer | undefined): boolean {
-  return body !== undefined && body.includes(API_KEY_INVALID);
 }

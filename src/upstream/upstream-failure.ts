@@ -1,3 +1,5 @@
+import type { InterfaceName } from '../config/gateway-config';
+
 /** How an attempt on a line went wrong, as far as failover cares. */
 export type AttemptFailure = 'refused' | 'timeout' | 'reset' | 'aborted';
 
@@ -26,4 +28,19 @@ export function isRetryableStatus(status: number): boolean {
 /** Upstream credential problems become 502, so they never look like the caller's. */
 export function isCredentialStatus(status: number): boolean {
   return status === 401 || status === 402 || status === 403;
+}
+
+const API_KEY_INVALID = Buffer.from('"API_KEY_INVALID"');
+
+/**
+ * Whether an answer of this status needs its body read to tell a credential refusal: the
+ * generateContent family answers a wrong key with 400 and `ErrorInfo.reason` API_KEY_INVALID.
+ */
+export function mayRefuseCredentialsInBody(entry: InterfaceName, status: number): boolean {
+  return entry === 'images_c' && status === 400;
+}
+
+/** A body (read because of `mayRefuseCredentialsInBody`) that refuses the line's key. */
+export function refusesCredentialsInBody(body: Buffer | undefined): boolean {
+  return body !== undefined && body.includes(API_KEY_INVALID);
 }
