@@ -8,12 +8,21 @@ import type { GatewayOptions } from './gateway-options';
 import { GatewayExceptionFilter } from './common/gateway-exception.filter';
 import './common/request-state';
 import { readBody } from './common/body-reader';
+import type { DestinationStream } from 'pino';
+import { createGatewayLog } from './observability/call-log';
+import { CallTelemetry } from './observability/call-telemetry';
+import { nestLoggerOf } from './observability/nest-logger';
+import { TimedServerResponse } from './observability/timed-response';
+import { serveAdminDocs } from './admin/admin-docs';
 
 /** SPEC.md: request bodies up to 32 MiB on every endpoint; larger gives 413. */
 export const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
 export interface AppCreateOptions {
+  /** Nest's own messages; default: JSON lines of the gateway's log (`LOG_LEVEL`). */
   logger?: LoggerService | LogLevel[] | false;
+  /** Where the JSON log goes (call lines, and Nest's messages by default); default: standard output. */
+  logDestination?: DestinationStream;
 }
 
 /**
@@ -26,13 +35,21 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
+    // Path parameters as long as the longest id they carry (owner and model ids: 128 characters).
+    routerOptions: { maxParamLength: 256 },
     logger: false,
+    // Notes when each response head is written: the time to first byte of every call.
+    http: { ServerResponse: TimedServerResponse },
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options), adapter, {
+  const log = createGatewayLog(options.logLevel, create.logDestination);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options, log), adapter, {
     bodyParser: false,
-    logger: create.logger ?? ['error', 'warn', 'log'],
+    logger: create.logger,
+    bufferLogs: create.logger === undefined,
     abortOnError: false,
   });
+  if (create.logger === undefined) app.useLogger(nestLoggerOf(log));
+  const telemetry = app.get(CallTelemetry);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', (request, payload, done) => readBody(payload, BODY_LIMIT_BYTES, done));
@@ -43,8 +60,10 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     reply.raw.setHeader('x-request-id', request.id);
     // The messages SDK reads its request id from `request-id` (`message._request_id`).
     if (request.url.startsWith('/v1/messages')) reply.raw.setHeader('request-id', request.id);
+    telemetry.requestStarted(request, reply);
     done();
   });
   app.useGlobalFilters(new GatewayExceptionFilter());
+  if (options.adminToken) serveAdminDocs(app);
   return app;
 }

@@ -10,14 +10,18 @@ import { VideoModule } from './video/video.module';
 import { ImagesModule } from './images/images.module';
 import { SpeechModule } from './speech/speech.module';
 import type { GatewayOptions } from './gateway-options';
+import type { Logger } from 'pino';
+import { ObservabilityModule } from './observability/observability.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(options: GatewayOptions): DynamicModule {
+  /** `log`: the application's JSON logger (call lines; made by createGatewayApp). */
+  static forRoot(options: GatewayOptions, log: Logger): DynamicModule {
     return {
       module: AppModule,
       imports: [
         SettingsModule.forRoot(options),
+        ObservabilityModule.forRoot(log),
         ScheduleModule.forRoot(),
         DatabaseModule.forRoot(options.database),
         CatalogModule,

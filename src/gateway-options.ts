@@ -4,6 +4,7 @@ import { loadGatewayConfigFile } from './config/config.loader';
 import type { KeyCacheSettings } from './auth/key.service';
 import type { QuotaSettings } from './metering/quota.service';
 import type { UsageWriterSettings } from './metering/usage-writer.service';
+import type { UsageRetentionSettings } from './metering/usage-retention.service';
 import type { LineSettings } from './upstream/line-registry';
 import type { TranslationSettings } from './chat/translated-call.service';
 import type { VideoSettings } from './video/video-settings';
@@ -17,10 +18,17 @@ export interface GatewayOptions {
   keyCache: KeyCacheSettings;
   quota: QuotaSettings;
   usageWriter: UsageWriterSettings;
+  usageRetention: UsageRetentionSettings;
   lines: LineSettings;
   translation: TranslationSettings;
   video: VideoSettings;
+  /** Level of the JSON log (`LOG_LEVEL`): call lines are `info` (`warn` for 5xx). */
+  logLevel: LogLevelName;
 }
+
+/** pino's level names; `silent` writes nothing. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
 
@@ -30,6 +38,15 @@ function numberFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   const value = Number(text);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(text)}`);
   return value;
+}
+
+function logLevelFrom(env: NodeJS.ProcessEnv): LogLevelName {
+  const text = env.LOG_LEVEL?.trim().toLowerCase();
+  if (!text) return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(text)) {
+    throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(env.LOG_LEVEL)}`);
+  }
+  return text as LogLevelName;
 }
 
 /** Defaults for every setting that is not part of the config file. */
@@ -45,6 +62,11 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       batchSize: numberFrom(env, 'USAGE_BATCH_SIZE', 500),
       shutdownDeadlineMs: numberFrom(env, 'USAGE_SHUTDOWN_DEADLINE_MS', 15_000),
     },
+    usageRetention: {
+      days: numberFrom(env, 'USAGE_RETENTION_DAYS', 0),
+      intervalMs: numberFrom(env, 'USAGE_RETENTION_INTERVAL_MS', 3_600_000),
+      batchSize: Math.max(1, numberFrom(env, 'USAGE_RETENTION_BATCH_SIZE', 5_000)),
+    },
     lines: {
       cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
       connections: numberFrom(env, 'LINE_CONNECTIONS', 256),
@@ -58,6 +80,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       claimBatchSize: numberFrom(env, 'VIDEO_CLAIM_BATCH_SIZE', 20),
       submitLostAfterMs: numberFrom(env, 'VIDEO_SUBMIT_LOST_AFTER_MS', 900_000),
     },
+    logLevel: logLevelFrom(env),
   };
 }
 

@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module';
-import { MeteringModule } from '../metering/metering.module';
-import { AdminController } from './admin.controller';
+import { CatalogModule } from '../catalog/catalog.module';
 import { AdminGuard } from './admin.guard';
 import { AdminService } from './admin.service';
+import { KeysController } from './keys.controller';
+import { OwnersController } from './owners.controller';
+import { UsageController } from './usage.controller';
 
 @Module({
-  imports: [AuthModule, MeteringModule],
-  controllers: [AdminController],
+  imports: [CatalogModule],
+  controllers: [OwnersController, KeysController, UsageController],
   providers: [AdminGuard, AdminService],
 })
 export class AdminModule {}

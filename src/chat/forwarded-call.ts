@@ -10,6 +10,7 @@ import { CallAbort } from '../upstream/call-abort';
 import type { UpstreamBody } from '../upstream/upstream-client';
 import type { UsageFigures } from '../metering/usage-figures';
 import { CallOutcome, usageDraftOf } from './call-recorder';
+import { CallTelemetry } from '../observability/call-telemetry';
 
 /** Status recorded when the client went away before the answer was complete. */
 export const CLIENT_CLOSED = 499;
@@ -42,9 +43,19 @@ export class ForwardedCall {
   constructor(
     private readonly forwarder: ForwardService,
     private readonly usage: UsageWriter,
+    private readonly telemetry: CallTelemetry,
   ) {}
 
   async run(request: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
+    this.telemetry.upstreamStarted(request);
+    try {
+      await this.forward(request, reply, spec);
+    } finally {
+      this.telemetry.upstreamEnded(request, reply);
+    }
+  }
+
+  private async forward(request: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
     const call = request.call!;
     const abort = new CallAbort();
     const response = reply.raw;
@@ -80,14 +91,21 @@ export class ForwardedCall {
       opened.done();
       response.off('close', onClose);
     }
-    if (outcome.deferred) return;
+    if (outcome.deferred) {
+      // No record yet; the log line and metrics still see how the call went.
+      const { status, line, errorCode, upstreamHeadersMs } = outcome;
+      request.forwarded!.record = { interface: spec.recordAs, translatedTo: spec.translatedTo ?? null, status, line, errorCode, upstreamHeadersMs, usage: undefined, costNano: 0n };
+      return;
+    }
     // The figures stay: what the upstream reported is billed even when the client did not see it.
     if (clientLeft && outcome.status !== CLIENT_CLOSED) outcome = { ...outcome, status: CLIENT_CLOSED, errorCode: 'client_closed' };
     this.record(request, spec, outcome);
   }
 
   private record(request: FastifyRequest, spec: CallSpec, outcome: CallOutcome): void {
-    this.usage.enqueue(usageDraftOf(request, spec.recordAs, { ...outcome, translatedTo: spec.translatedTo ?? null }));
+    const draft = usageDraftOf(request, spec.recordAs, { ...outcome, translatedTo: spec.translatedTo ?? null });
+    request.forwarded!.record = draft;
+    this.usage.enqueue(draft);
   }
 }
 

@@ -8,6 +8,7 @@ function openaiType(code: GatewayErrorCode): string {
   switch (code) {
     case 'invalid_request':
     case 'request_too_large':
+    case 'conflict':
       return 'invalid_request_error';
     case 'invalid_api_key':
       return 'authentication_error';
@@ -39,6 +40,7 @@ function openaiType(code: GatewayErrorCode): string {
 function messagesType(code: GatewayErrorCode): string {
   switch (code) {
     case 'invalid_request':
+    case 'conflict':
       return 'invalid_request_error';
     case 'invalid_api_key':
       return 'authentication_error';
@@ -83,6 +85,8 @@ function generateContentStatus(code: GatewayErrorCode): string {
     case 'model_not_found':
     case 'not_found':
       return 'NOT_FOUND';
+    case 'conflict':
+      return 'ALREADY_EXISTS';
     case 'upstream_failed':
     case 'service_unavailable':
       return 'UNAVAILABLE';
@@ -106,6 +110,7 @@ function speechStatusCode(code: GatewayErrorCode): number {
     case 'request_too_large':
     case 'model_not_found':
     case 'not_found':
+    case 'conflict':
       return 2013;
     case 'invalid_api_key':
     case 'model_not_allowed':

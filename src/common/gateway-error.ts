@@ -10,6 +10,7 @@ export type GatewayErrorCode =
   | 'model_not_allowed'
   | 'model_not_found'
   | 'not_found'
+  | 'conflict'
   | 'request_too_large'
   | 'rate_limit_exceeded'
   | 'upstream_failed'
@@ -42,6 +43,8 @@ export function statusOf(code: GatewayErrorCode): number {
     case 'model_not_found':
     case 'not_found':
       return 404;
+    case 'conflict':
+      return 409;
     case 'request_too_large':
       return 413;
     case 'rate_limit_exceeded':

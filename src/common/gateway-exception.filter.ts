@@ -40,6 +40,7 @@ export function toGatewayError(error: unknown): GatewayError {
 }
 
 export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): void {
+  request.errorCode = error.code; // for the request's log line
   const raw = reply.raw;
   if (raw.headersSent || raw.destroyed) {
     if (!raw.writableEnded) raw.end();

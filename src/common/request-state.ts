@@ -3,6 +3,7 @@ import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import type { TopLevelField } from './json-scan';
 import type { FormPart } from './multipart-form';
 import type { TextProtocol } from '../translation/translation-routes';
+import type { UsageDraft } from '../metering/usage-draft';
 
 /** What the guards established about a data-plane call, handed to the services. */
 export interface AdmittedCall {
@@ -18,11 +19,30 @@ export interface AdmittedCall {
   stream: boolean;
 }
 
+/** What the call's log line and metrics take from its usage record (or, when the record is deferred, its outcome). */
+export type RecordedCall = Pick<UsageDraft, 'interface' | 'line' | 'translatedTo' | 'status' | 'errorCode' | 'usage' | 'costNano' | 'upstreamHeadersMs'>;
+
+/** The upstream part of a call, kept by ForwardedCall for the call's telemetry (src/observability). */
+export interface ForwardedState {
+  /** `performance.now()` when the call went to its first line. */
+  upstreamStartedAt: number;
+  /** `performance.now()` when the upstream exchange was over: the answer relayed, or the call failed. */
+  upstreamEndedAt?: number;
+  /** Set once the call left a record (absent when no line was tried: every line busy or cooling). */
+  record?: RecordedCall;
+  /** The response closed while the call was still running; its end reports the call. */
+  responseClosed: boolean;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
     call?: AdmittedCall;
     /** `performance.now()` when the request arrived. */
     startedAt: number;
+    /** Set when the call went upstream (ForwardedCall). */
+    forwarded?: ForwardedState;
+    /** The gateway error code the request was answered with (the exception filter). */
+    errorCode?: string;
   }
 }

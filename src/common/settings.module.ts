@@ -4,6 +4,7 @@ import { ADMIN_TOKEN, GatewayOptions } from '../gateway-options';
 import { KEY_CACHE_SETTINGS } from '../auth/key.service';
 import { QUOTA_SETTINGS } from '../metering/quota.service';
 import { USAGE_WRITER_SETTINGS } from '../metering/usage-writer.service';
+import { USAGE_RETENTION_SETTINGS } from '../metering/usage-retention.service';
 import { LINE_SETTINGS } from '../upstream/line-registry';
 import { TRANSLATION_SETTINGS } from '../chat/translated-call.service';
 import { Clock } from '../auth/clock';
@@ -20,6 +21,7 @@ export class SettingsModule {
       { provide: KEY_CACHE_SETTINGS, useValue: options.keyCache },
       { provide: QUOTA_SETTINGS, useValue: options.quota },
       { provide: USAGE_WRITER_SETTINGS, useValue: options.usageWriter },
+      { provide: USAGE_RETENTION_SETTINGS, useValue: options.usageRetention },
       { provide: LINE_SETTINGS, useValue: options.lines },
       { provide: TRANSLATION_SETTINGS, useValue: options.translation },
       { provide: VIDEO_SETTINGS, useValue: options.video },

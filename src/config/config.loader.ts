@@ -11,7 +11,7 @@ import { decimalToNano } from './money';
 import { isPriceFieldName, PRICE_FIELD_NAMES } from './prices';
 
 const DEFAULT_TIMEOUT_MS = 600_000;
-const DISPLAY_PREFIX_LENGTH = 8;
+export const DISPLAY_PREFIX_LENGTH = 8;
 const ALL_MODELS = '*';
 const ENVIRONMENT_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 /** A date alone, or a date-time with an explicit zone: a zone-less time would depend on each replica's clock zone. */
@@ -246,7 +246,8 @@ function checkMoney(value: unknown, path: string, problems: string[]): void {
   }
 }
 
-function isZonedDate(text: string): boolean {
+/** An ISO 8601 date (midnight UTC) or date-time with a zone: the forms a key expiry may take. */
+export function isZonedDate(text: string): boolean {
   return isISO8601(text, { strict: true }) && ZONED_DATE_TIME.test(text) && !Number.isNaN(Date.parse(text));
 }
 

@@ -7,10 +7,11 @@ import { UsageRecord } from '../metering/usage-record.entity';
 import { VideoTask } from '../video/video-task.entity';
 import { Initial1763800000000 } from './migrations/1763800000000-Initial';
 import { VideoTasks1764100000000 } from './migrations/1764100000000-VideoTasks';
+import { UsageTotals1764400000000 } from './migrations/1764400000000-UsageTotals';
 import { embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
 
 export const ENTITIES = [QuotaOwner, ApiKey, UsageRecord, VideoTask];
-export const MIGRATIONS = [Initial1763800000000, VideoTasks1764100000000];
+export const MIGRATIONS = [Initial1763800000000, VideoTasks1764100000000, UsageTotals1764400000000];
 
 /** Where the data lives: a PostgreSQL URL, or the embedded engine (a folder, or `memory`). */
 export interface DatabaseSettings {

@@ -3,10 +3,14 @@ import { bigintTransformer } from '../database/bigint.transformer';
 
 /**
  * One forwarded call, found again by its request id. Small on purpose: no bodies and no
- * copies of catalog data, only what billing and lookup need.
+ * copies of catalog data, only what billing and lookup need. Every insert is also summed into
+ * the daily totals (`usage_daily`) by a trigger (migration UsageTotals).
  */
 @Entity('usage_record')
 @Index('usage_record_owner_time', ['ownerId', 'startedAt'])
+@Index('usage_record_key_time', ['keyId', 'startedAt'])
+@Index('usage_record_model_time', ['model', 'startedAt'])
+@Index('usage_record_time', ['startedAt'])
 export class UsageRecord {
   @PrimaryColumn({ name: 'request_id', type: 'varchar', length: 64 })
   requestId!: string;

@@ -87,6 +87,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private failures = 0;
+  private failedAttempts = 0;
   private stopped = false;
   private readonly embedded: boolean;
 
@@ -113,6 +114,11 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
 
   get depth(): number {
     return this.queue.length;
+  }
+
+  /** Batch writes that failed since start (retried ones and refused records alike), for the metrics. */
+  get failedWrites(): number {
+    return this.failedAttempts;
   }
 
   /** Writes everything queued now; resolves when the queue is empty or a write failed. */
@@ -195,6 +201,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
       this.failures = 0;
       return 'stored';
     } catch (error) {
+      this.failedAttempts += 1;
       if (isDataError(error)) return 'bad_record';
       this.failures += 1;
       if (this.failures === 1 || this.failures % 20 === 0) {

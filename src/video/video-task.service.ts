@@ -24,6 +24,7 @@ import { isFinalStatus, SUBMITTING, VideoTask } from './video-task.entity';
 import { NewVideoTask, SettlementEntry, VideoTaskStore } from './video-task.store';
 import { TaskAnswer, VideoUpstream } from './video-upstream';
 import { parsedJson, ReportedTask, VideoWire, wireOf, withGatewayId } from './video-wire';
+import { GatewayMetrics } from '../observability/gateway-metrics';
 
 /**
  * The video task endpoints (SPEC.md "Video tasks") and the settlement they share with the
@@ -42,6 +43,7 @@ export class VideoTaskService {
     private readonly quota: QuotaService,
     private readonly clock: Clock,
     @Inject(VIDEO_SETTINGS) private readonly settings: VideoSettings,
+    private readonly metrics: GatewayMetrics,
   ) {}
 
   /**
@@ -265,7 +267,9 @@ export class VideoTaskService {
 
   private async settle(task: VideoTask, entry: SettlementEntry): Promise<void> {
     const balance = await this.store.settle(task, entry);
-    if (balance) this.quota.observed(task.ownerId, balance);
+    if (!balance) return; // settled already, by another look or replica
+    this.quota.observed(task.ownerId, balance);
+    this.metrics.videoTaskSettled(task.model, entry.settlement, entry.status, entry.figures, entry.costNano);
   }
 
   private async release(taskId: string): Promise<void> {

@@ -1,4 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { DestinationStream } from 'pino';
 import { DataSource } from 'typeorm';
 import { createGatewayApp } from '../../src/app.factory';
 import { loadGatewayConfig } from '../../src/config/config.loader';
@@ -22,6 +23,11 @@ export interface HarnessOptions {
   sharing?: GatewayHarness;
   /** The database will be shared by later gateways (`sharing`). */
   shareable?: boolean;
+  /**
+   * Receives the gateway's JSON log, Nest's own messages included (set `settings.logLevel` too:
+   * the default is silent). Without it Nest's messages are off.
+   */
+  logDestination?: DestinationStream;
 }
 
 /**
@@ -53,9 +59,10 @@ export class GatewayHarness {
         ...defaults,
         usageWriter: { ...defaults.usageWriter, flushIntervalMs: 20 },
         lines: { ...defaults.lines, cooldownMs: 500 },
+        logLevel: 'silent',
         ...options.settings,
       },
-      { logger: false },
+      options.logDestination ? { logDestination: options.logDestination } : { logger: false },
     );
     await app.listen(0, '127.0.0.1');
     const address = app.getHttpServer().address() as { port: number };

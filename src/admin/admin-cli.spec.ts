@@ -1,0 +1,180 @@
+import { GatewayError } from '../common/gateway-error';
+import type { AdminStore, KeyRow, NewKey, NewOwner, OwnerRow } from './admin-store';
+import { ADMIN_CLI_USAGE, runAdminCommand, UsageError } from './admin-cli';
+
+/**
+ * Argument parsing of the admin command line. The store is a recording fake: these specs
+ * are about what reaches the store and what is refused before; the behaviour against a real
+ * database is test/admin-cli.e2e-spec.ts.
+ */
+
+const AT = new Date('2026-11-01T00:00:00Z');
+
+function ownerRow(id: string, budgetNano: bigint | null = null): OwnerRow {
+  return { id, kind: 'project', budgetNano, spentNano: 0n, reservedNano: 0n, source: 'admin', createdAt: AT, updatedAt: AT };
+}
+
+function keyRow(id: string, expiresAt: Date | null = null): KeyRow {
+  return {
+    id,
+    keySha256: 'f'.repeat(64),
+    prefix: 'gk-abcde',
+    ownerId: 'team-a',
+    ownerKind: 'member',
+    models: ['*'],
+    enabled: true,
+    expiresAt,
+    source: 'admin',
+    createdAt: AT,
+    updatedAt: AT,
+  };
+}
+
+/** Every store call, by method name, with its arguments. */
+function recordingStore() {
+  const calls: Array<[string, ...unknown[]]> = [];
+  const store = {
+    createOwner: async (owner: NewOwner) => (calls.push(['createOwner', owner]), ownerRow(owner.id, owner.budgetNano)),
+    owner: async (id: string) => (calls.push(['owner', id]), ownerRow(id)),
+    owners: async (limit: number, after?: string) => (calls.push(['owners', limit, after]), { rows: [ownerRow('a')], next: null }),
+    setBudget: async (id: string, budgetNano: bigint | null) => (calls.push(['setBudget', id, budgetNano]), ownerRow(id, budgetNano)),
+    renewProjectKeys: async (id: string, expiresAt: Date | null) => (calls.push(['renewProjectKeys', id, expiresAt]), [keyRow('k1', expiresAt)]),
+    createKey: async (key: NewKey) => (calls.push(['createKey', key]), { key: keyRow('k1', key.expiresAt), plaintext: 'gk-plaintext' }),
+    key: async (id: string) => (calls.push(['key', id]), keyRow(id)),
+    keys: async (owner: string | undefined, limit: number, after?: string) => (calls.push(['keys', owner, limit, after]), { rows: [keyRow('k1')], next: null }),
+    setEnabled: async (id: string, enabled: boolean) => (calls.push(['setEnabled', id, enabled]), keyRow(id)),
+    renewKey: async (id: string, expiresAt: Date | null) => (calls.push(['renewKey', id, expiresAt]), keyRow(id, expiresAt)),
+    deleteKey: async (id: string) => (calls.push(['deleteKey', id]), keyRow(id)),
+  };
+  return { store: store as unknown as AdminStore, calls };
+}
+
+async function run(argv: string[], knownModels?: ReadonlySet<string>) {
+  const { store, calls } = recordingStore();
+  const output = await runAdminCommand(store, argv, knownModels);
+  return { output, calls };
+}
+
+async function refusal(argv: string[], knownModels?: ReadonlySet<string>): Promise<Error> {
+  const { store, calls } = recordingStore();
+  const error = await runAdminCommand(store, argv, knownModels).then(
+    () => new Error('no refusal'),
+    (thrown: Error) => thrown,
+  );
+  expect(calls).toEqual([]);
+  return error;
+}
+
+describe(runAdminCommand.name, () => {
+  it('reads --flag value and --flag=value alike', async () => {
+    const spaced = await run(['owners', 'create', '--id', 'team-x', '--kind', 'project', '--budget', '1.5']);
+    const inline = await run(['owners', 'create', '--id=team-x', '--kind=project', '--budget=1.5']);
+
+    expect(spaced.calls).toEqual([['createOwner', { id: 'team-x', kind: 'project', budgetNano: 1_500_000_000n }]]);
+    expect(inline.calls).toEqual(spaced.calls);
+  });
+
+  it('keeps an = inside an inline value', async () => {
+    const { calls } = await run(['keys', 'list', '--owner=a=b']);
+
+    expect(calls).toEqual([['keys', 'a=b', 1000, undefined]]);
+  });
+
+  it('converts a budget exactly and takes "unlimited" as no budget', async () => {
+    expect((await run(['owners', 'set-budget', 'team-x', '--budget', '12.345678901'])).calls).toEqual([['setBudget', 'team-x', 12_345_678_901n]]);
+    expect((await run(['owners', 'set-budget', 'team-x', '--budget', 'unlimited'])).calls).toEqual([['setBudget', 'team-x', null]]);
+  });
+
+  it('splits --models on commas, trims, drops empty entries and repeats, and keeps "*" alone', async () => {
+    const listed = await run(['keys', 'create', '--owner', 'team-a', '--models', ' chat-model , ,embed-model,chat-model']);
+    const star = await run(['keys', 'create', '--owner', 'team-a', '--models', 'chat-model,*']);
+
+    expect(listed.calls).toEqual([['createKey', { ownerId: 'team-a', models: ['chat-model', 'embed-model'], expiresAt: null }]]);
+    expect(star.calls).toEqual([['createKey', { ownerId: 'team-a', models: ['*'], expiresAt: null }]]);
+  });
+
+  it('prints the new key once, with its stored view', async () => {
+    const { output } = await run(['keys', 'create', '--owner', 'team-a', '--models', '*', '--expires', '2027-01-01']);
+
+    expect(output).toMatchObject({ id: 'k1', prefix: 'gk-abcde', key: 'gk-plaintext', expires_at: '2027-01-01T00:00:00.000Z' });
+  });
+
+  it('takes "never" as no expiry when renewing, and a date as midnight UTC', async () => {
+    expect((await run(['keys', 'renew', 'k1', '--expires', 'never'])).calls).toEqual([['renewKey', 'k1', null]]);
+    expect((await run(['owners', 'renew-keys', 'team-a', '--expires', '2027-01-01'])).calls).toEqual([
+      ['renewProjectKeys', 'team-a', new Date('2027-01-01T00:00:00Z')],
+    ]);
+  });
+
+  it('checks the models of a new key against the catalog when one is given', async () => {
+    const known = new Set(['chat-model']);
+
+    expect((await run(['keys', 'create', '--owner', 'team-a', '--models', 'chat-model,*'], known)).calls).toHaveLength(1);
+    const error = await refusal(['keys', 'create', '--owner', 'team-a', '--models', 'chat-model,nope'], known);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error.message).toBe('models: nope not in the catalog');
+  });
+
+  it.each([
+    ['no command', [], 'no command given'],
+    ['an unknown group', ['frobnicate', 'now'], 'unknown command: frobnicate now'],
+    ['an unknown command', ['keys', 'explode'], 'unknown command: keys explode'],
+    ['a group without command', ['keys'], 'unknown command: keys'],
+    ['an unknown option', ['keys', 'create', '--owner', 'a', '--model', 'x'], 'unknown option --model'],
+    ['an option of another command', ['keys', 'show', 'k1', '--owner', 'a'], 'unknown option --owner'],
+    ['an option without value', ['owners', 'create', '--id', 'x', '--kind'], '--kind needs a value'],
+    ['a missing required option', ['owners', 'create', '--id', 'x'], '--kind is required'],
+    ['a missing --models', ['keys', 'create', '--owner', 'a'], '--models is required'],
+    ['a missing --expires', ['keys', 'renew', 'k1'], '--expires is required'],
+    ['a missing --budget', ['owners', 'set-budget', 'team-a'], '--budget is required'],
+    ['a stray argument to create', ['owners', 'create', 'team-x', '--id', 'x', '--kind', 'project'], 'unexpected argument team-x'],
+    ['a stray argument to owners list', ['owners', 'list', 'team-a'], 'unexpected argument team-a'],
+    ['an owner given without --owner to keys list', ['keys', 'list', 'team-a'], 'unexpected argument team-a'],
+    ['no key id', ['keys', 'show'], 'expected one key id'],
+    ['two key ids', ['keys', 'delete', 'k1', 'k2'], 'expected one key id'],
+    ['no owner id', ['owners', 'show'], 'expected one owner id'],
+    ['no owner id to renew-keys', ['owners', 'renew-keys', '--expires', 'never'], 'expected one owner id'],
+  ])('treats %s as wrong use (UsageError) before touching the store', async (_label, argv, message) => {
+    const error = await refusal(argv);
+
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).toContain(message);
+  });
+
+  it.each([
+    ['a bad kind', ['owners', 'create', '--id', 'x', '--kind', 'team'], 'kind'],
+    ['a bad owner id', ['owners', 'create', '--id', 'bad id', '--kind', 'project'], 'id'],
+    ['a negative budget', ['owners', 'set-budget', 'x', '--budget', '-5'], 'budget'],
+    ['a budget in words', ['owners', 'create', '--id', 'x', '--kind', 'project', '--budget', 'lots'], 'budget'],
+    ['an empty model list', ['keys', 'create', '--owner', 'a', '--models', ' , '], 'models'],
+    ['an empty owner', ['keys', 'create', '--owner=', '--models', '*'], 'owner'],
+    ['a bad expiry on create', ['keys', 'create', '--owner', 'a', '--models', '*', '--expires', '2027-02-30'], 'expires'],
+    ['a bad expiry on renew', ['keys', 'renew', 'k1', '--expires', 'tomorrow'], 'expires'],
+    ['a time without zone', ['owners', 'renew-keys', 'p', '--expires', '2027-01-01T10:00:00'], 'expires'],
+  ])('refuses %s as a bad value (GatewayError, exit 1) before touching the store', async (_label, argv, field) => {
+    const error = await refusal(argv);
+
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).not.toBeInstanceOf(UsageError);
+    expect(error.message).toContain(field);
+  });
+
+  it('names every command in its usage text', () => {
+    for (const command of [
+      'owners create',
+      'owners list',
+      'owners show',
+      'owners set-budget',
+      'owners renew-keys',
+      'keys create',
+      'keys list',
+      'keys show',
+      'keys disable',
+      'keys enable',
+      'keys renew',
+      'keys delete',
+    ]) {
+      expect(ADMIN_CLI_USAGE).toContain(command);
+    }
+  });
+});

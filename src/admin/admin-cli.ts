@@ -1,0 +1,146 @@
+import { GatewayError } from '../common/gateway-error';
+import { AdminStore } from './admin-store';
+import { validated } from './admin-validation';
+import { CreateKeyBody, CreateOwnerBody, MAX_PAGE } from './admin.dto';
+import { amountOf, expiryOf } from './admin.service';
+import { keyView, ownerView } from './admin.views';
+
+export const ADMIN_CLI_USAGE = `Usage: npm run admin -- <command> [arguments]
+
+Owners
+  owners create --id <id> --kind project|member [--budget <amount>]
+  owners list
+  owners show <id>
+  owners set-budget <id> --budget <amount>|unlimited
+  owners renew-keys <project id> --expires <date>|never      (project keys are renewed by the project)
+Keys
+  keys create --owner <id> --models <model,model,...|*> [--expires <date>]
+  keys list [--owner <id>]
+  keys show <key id>
+  keys disable <key id>
+  keys enable <key id>
+  keys renew <key id> --expires <date>|never                  (a member's key)
+  keys delete <key id>
+
+The database is the gateway's: DATABASE_URL, else the embedded one under DATA_DIR (./data),
+which only one process may open at a time (stop the gateway first, or use the admin API).
+With GATEWAY_CONFIG set, the models of a new key are checked against its catalog.
+Dates: 2027-01-01 (midnight UTC) or 2027-01-01T12:00:00Z. Output: JSON on stdout.`;
+
+/** Wrong use of the command line (exit status 2), as opposed to a refused operation (1). */
+export class UsageError extends Error {}
+
+interface Parsed {
+  positional: string[];
+  flags: Map<string, string>;
+}
+
+function parse(args: string[], allowed: string[]): Parsed {
+  const positional: string[] = [];
+  const flags = new Map<string, string>();
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index];
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
+    if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
+    const value = inline ?? args[++index];
+    if (value === undefined) throw new UsageError(`--${name} needs a value`);
+    flags.set(name, value);
+  }
+  return { positional, flags };
+}
+
+function one(parsed: Parsed, what: string): string {
+  if (parsed.positional.length !== 1) throw new UsageError(`expected one ${what}`);
+  return parsed.positional[0];
+}
+
+function required(parsed: Parsed, flag: string): string {
+  const value = parsed.flags.get(flag);
+  if (value === undefined) throw new UsageError(`--${flag} is required`);
+  return value;
+}
+
+async function allPages<Row>(page: (after: string | undefined) => Promise<{ rows: Row[]; next: string | null }>): Promise<Row[]> {
+  const rows: Row[] = [];
+  let after: string | undefined;
+  do {
+    const next = await page(after);
+    rows.push(...next.rows);
+    after = next.next ?? undefined;
+  } while (after !== undefined);
+  return rows;
+}
+
+/**
+ * Runs one command of the admin command line against the store and returns what to print.
+ * Inputs go through the admin API's own validation, so both refuse the same things alike.
+ */
+export async function runAdminCommand(store: AdminStore, argv: string[], knownModels?: ReadonlySet<string>): Promise<unknown> {
+  const [group, command, ...rest] = argv;
+  const id = () => one(parse(rest, []), group === 'keys' ? 'key id' : 'owner id');
+  switch (`${group} ${command}`) {
+    case 'owners create': {
+      const parsed = parse(rest, ['id', 'kind', 'budget']);
+      if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+      const body = validated(CreateOwnerBody, { id: required(parsed, 'id'), kind: required(parsed, 'kind'), budget: parsed.flags.get('budget') }, 'command');
+      return ownerView(await store.createOwner({ id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget') }));
+    }
+    case 'owners list': {
+      const parsed = parse(rest, []);
+      if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+      return (await allPages((after) => store.owners(MAX_PAGE, after))).map(ownerView);
+    }
+    case 'owners show':
+      return ownerView(await store.owner(id()));
+    case 'owners set-budget': {
+      const parsed = parse(rest, ['budget']);
+      const budget = required(parsed, 'budget');
+      return ownerView(await store.setBudget(one(parsed, 'owner id'), budget === 'unlimited' ? null : amountOf(budget, 'budget')));
+    }
+    case 'owners renew-keys': {
+      const parsed = parse(rest, ['expires']);
+      return (await store.renewProjectKeys(one(parsed, 'owner id'), expiryFlag(required(parsed, 'expires')))).map(keyView);
+    }
+    case 'keys create': {
+      const parsed = parse(rest, ['owner', 'models', 'expires']);
+      if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+      const models = required(parsed, 'models').split(',').map((model) => model.trim()).filter((model) => model !== '');
+      const body = validated(CreateKeyBody, { owner: required(parsed, 'owner'), models, expires_at: parsed.flags.get('expires') }, 'command');
+      const unknown = knownModels ? body.models.filter((model) => model !== '*' && !knownModels.has(model)) : [];
+      if (unknown.length > 0) throw new GatewayError('invalid_request', `models: ${unknown.join(', ')} not in the catalog`);
+      const created = await store.createKey({
+        ownerId: body.owner,
+        models: body.models.includes('*') ? ['*'] : [...new Set(body.models)],
+        expiresAt: expiryOf(body.expires_at, 'expires'),
+      });
+      return { ...keyView(created.key), key: created.plaintext };
+    }
+    case 'keys list': {
+      const parsed = parse(rest, ['owner']);
+      if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]} (did you mean --owner ${parsed.positional[0]}?)`);
+      return (await allPages((after) => store.keys(parsed.flags.get('owner'), MAX_PAGE, after))).map(keyView);
+    }
+    case 'keys show':
+      return keyView(await store.key(id()));
+    case 'keys disable':
+      return keyView(await store.setEnabled(id(), false));
+    case 'keys enable':
+      return keyView(await store.setEnabled(id(), true));
+    case 'keys renew': {
+      const parsed = parse(rest, ['expires']);
+      return keyView(await store.renewKey(one(parsed, 'key id'), expiryFlag(required(parsed, 'expires'))));
+    }
+    case 'keys delete':
+      return keyView(await store.deleteKey(id()));
+    default:
+      throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${argv.slice(0, 2).join(' ')}`);
+  }
+}
+
+function expiryFlag(value: string): Date | null {
+  return value === 'never' ? null : expiryOf(value, 'expires');
+}

@@ -1,0 +1,29 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { AdminModule } from './admin.module';
+
+export const ADMIN_DOCS_PATH = 'admin/docs';
+
+/**
+ * The admin API's OpenAPI document (`/admin/docs/openapi.json`) and its Swagger UI
+ * (`/admin/docs`), served when the admin API is on. They describe the API, not its data, so
+ * they answer without the token; the UI's Authorize button takes it for calls.
+ */
+export function serveAdminDocs(app: NestFastifyApplication): void {
+  const config = new DocumentBuilder()
+    .setTitle('Model gateway admin API')
+    .setDescription(
+      'Quota owners, keys and usage. Every route needs `Authorization: Bearer $ADMIN_TOKEN`. ' +
+        'Amounts are decimal currency units converted exactly from stored nano-units (1e-9). ' +
+        'Errors are `{"error":{"message","type","code"}}`; a 400 names the field.',
+    )
+    .setVersion('1')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'ADMIN_TOKEN', description: 'The ADMIN_TOKEN of the gateway.' })
+    .build();
+  const document = SwaggerModule.createDocument(app, config, { include: [AdminModule] });
+  SwaggerModule.setup(ADMIN_DOCS_PATH, app, document, {
+    jsonDocumentUrl: `${ADMIN_DOCS_PATH}/openapi.json`,
+    yamlDocumentUrl: `${ADMIN_DOCS_PATH}/openapi.yaml`,
+    customSiteTitle: 'Model gateway admin API',
+  });
+}

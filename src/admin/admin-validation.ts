@@ -1,0 +1,58 @@
+import { PipeTransform } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { GatewayError } from '../common/gateway-error';
+
+type Constructor<T> = new () => T;
+
+function problemsOf(errors: ValidationError[], parent = ''): string[] {
+  const problems: string[] = [];
+  for (const error of errors) {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    if (error.constraints) {
+      // The whitelist's message says "property x should not exist"; say it once, plainly.
+      const messages = Object.entries(error.constraints).map(([rule, message]) =>
+        rule === 'whitelistValidation' ? 'is not a field of this request' : message.replace(new RegExp(`^${error.property} `), ''),
+      );
+      problems.push(`${path}: ${messages[0]}`);
+    }
+    problems.push(...problemsOf(error.children ?? [], path));
+  }
+  return problems;
+}
+
+/** Checks a plain object against a DTO class; a problem is a 400 naming the field. */
+export function validated<T extends object>(type: Constructor<T>, plain: unknown, what: string): T {
+  if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) {
+    throw new GatewayError('invalid_request', `The ${what} must be a JSON object.`);
+  }
+  const instance = plainToInstance(type, plain);
+  const problems = problemsOf(validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true }));
+  if (problems.length > 0) throw new GatewayError('invalid_request', problems.join('; '));
+  return instance;
+}
+
+/**
+ * The admin API's pipe: a JSON body (the gateway reads every body as bytes) or a query string,
+ * validated against its DTO class.
+ */
+export class Validated<T extends object> implements PipeTransform<unknown, T> {
+  constructor(
+    private readonly type: Constructor<T>,
+    private readonly source: 'body' | 'query',
+  ) {}
+
+  transform(value: unknown): T {
+    if (this.source === 'query') return validated(this.type, { ...(value as object) }, 'query string');
+    return validated(this.type, parseJsonBody(value), 'request body');
+  }
+}
+
+function parseJsonBody(value: unknown): unknown {
+  if (!Buffer.isBuffer(value) || value.length === 0) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+  try {
+    return JSON.parse(value.toString('utf8'));
+  } catch {
+    throw new GatewayError('invalid_request', 'The request body is not valid JSON.');
+  }
+}

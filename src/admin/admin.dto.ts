@@ -1,0 +1,179 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayNotEmpty,
+  IsArray,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
+import { OWNER_KINDS } from '../config/config.dto';
+import type { OwnerKind } from '../config/gateway-config';
+
+/**
+ * Request bodies and query strings of the admin API. Each is validated with class-validator
+ * (admin-validation.ts): unknown fields are refused, and a problem names its field.
+ */
+
+const REQUIRED = { message: 'is required' };
+const ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]*$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const AMOUNT_DOC = 'Currency units, a JSON number or a decimal string ("12.5"); converted exactly.';
+const EXPIRY_DOC = 'ISO 8601 date (midnight UTC) or date-time with a zone; null: never expires.';
+
+export const MAX_PAGE = 1000;
+
+export class CreateOwnerBody {
+  @ApiProperty({ example: 'team-a', description: 'Letters, digits and . _ : @ -, at most 128 characters.' })
+  @Matches(ID, { message: 'must start with a letter or digit and hold only letters, digits and . _ : @ -' })
+  @MaxLength(128)
+  @IsString()
+  @IsDefined(REQUIRED)
+  id!: string;
+
+  @ApiProperty({ enum: OWNER_KINDS })
+  @IsIn(OWNER_KINDS, { message: `must be one of ${OWNER_KINDS.join(', ')}` })
+  @IsDefined(REQUIRED)
+  kind!: OwnerKind;
+
+  @ApiPropertyOptional({ oneOf: [{ type: 'number' }, { type: 'string' }], nullable: true, description: `${AMOUNT_DOC} Absent or null: unlimited.` })
+  @IsOptional()
+  budget?: number | string | null;
+}
+
+export class UpdateOwnerBody {
+  @ApiProperty({ oneOf: [{ type: 'number' }, { type: 'string' }], nullable: true, description: `${AMOUNT_DOC} null: unlimited.` })
+  @ValidateIf((_, value) => value !== null)
+  @IsDefined(REQUIRED)
+  budget!: number | string | null;
+}
+
+export class CreateKeyBody {
+  @ApiProperty({ example: 'team-a', description: 'The quota owner the key spends for.' })
+  @IsNotEmpty()
+  @IsString()
+  @IsDefined(REQUIRED)
+  owner!: string;
+
+  @ApiProperty({ type: [String], example: ['text-model-1'], description: 'Model ids of the catalog the key may use, or ["*"].' })
+  @IsNotEmpty({ each: true, message: 'each entry must be a non-empty string' })
+  @IsString({ each: true, message: 'each entry must be a non-empty string' })
+  @ArrayNotEmpty({ message: 'must name at least one model, or "*"' })
+  @IsArray({ message: 'must be a list of model ids' })
+  @IsDefined(REQUIRED)
+  models!: string[];
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: '2027-01-01', description: EXPIRY_DOC })
+  @IsOptional()
+  @IsString({ message: 'must be an ISO 8601 date or date-time with a zone, e.g. 2027-01-01T00:00:00Z' })
+  expires_at?: string | null;
+}
+
+export class RenewBody {
+  @ApiProperty({ type: String, nullable: true, example: '2027-06-30', description: EXPIRY_DOC })
+  @ValidateIf((_, value) => value !== null)
+  @IsString({ message: 'must be an ISO 8601 date or date-time with a zone, e.g. 2027-01-01T00:00:00Z' })
+  @IsDefined(REQUIRED)
+  expires_at!: string | null;
+}
+
+export class PageQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE, default: 100 })
+  @IsOptional()
+  @Max(MAX_PAGE)
+  @Min(1)
+  @IsInt({ message: 'must be a whole number' })
+  @Type(() => Number)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'The `next` value of the previous page.' })
+  @IsOptional()
+  @IsString()
+  after?: string;
+}
+
+export class KeyListQuery extends PageQuery {
+  @ApiPropertyOptional({ description: 'Only the keys of this quota owner.' })
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  owner?: string;
+}
+
+export class UsageListQuery extends PageQuery {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  owner?: string;
+
+  @ApiPropertyOptional({ description: 'Key id (a UUID, as the key list shows it).' })
+  @IsOptional()
+  @IsUUID('all', { message: 'must be a key id (UUID)' })
+  key?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  model?: string;
+
+  @ApiPropertyOptional({ example: 'chat_completions', description: 'The called interface (entry point).' })
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  interface?: string;
+
+  @ApiPropertyOptional({ example: '4xx', description: 'An HTTP status (429) or a class (2xx, 4xx, 5xx).' })
+  @IsOptional()
+  @Matches(/^[1-5](\d\d|xx)$/, { message: 'must be a status such as 429 or a class such as 4xx' })
+  status?: string;
+
+  @ApiPropertyOptional({ example: '2026-11-01T00:00:00Z', description: 'Start time at or after (ISO 8601; a date means midnight UTC).' })
+  @IsOptional()
+  @IsString()
+  from?: string;
+
+  @ApiPropertyOptional({ example: '2026-12-01', description: 'Start time before (ISO 8601; a date means midnight UTC).' })
+  @IsOptional()
+  @IsString()
+  to?: string;
+}
+
+export class DailyQuery {
+  @ApiProperty({ example: '2026-11-01', description: 'First UTC day (YYYY-MM-DD).' })
+  @Matches(DATE, { message: 'must be a date, YYYY-MM-DD' })
+  @IsDefined(REQUIRED)
+  from!: string;
+
+  @ApiProperty({ example: '2026-11-30', description: 'Last UTC day, included (YYYY-MM-DD); at most 366 days after `from`.' })
+  @Matches(DATE, { message: 'must be a date, YYYY-MM-DD' })
+  @IsDefined(REQUIRED)
+  to!: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  owner?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  model?: string;
+
+  @ApiPropertyOptional({ enum: ['model', 'owner'], default: 'model', description: '`owner`: one row per day, model and owner.' })
+  @IsOptional()
+  @IsIn(['model', 'owner'], { message: 'must be model or owner' })
+  group_by?: 'model' | 'owner';
+}

@@ -1,0 +1,164 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { nanoToNumber } from '../config/money';
+import { OWNER_KINDS } from '../config/config.dto';
+import type { KeyRow, OwnerRow } from './admin-store';
+import type { DailyTotal, UsageRow } from './usage-query';
+
+/**
+ * What the admin API answers, as OpenAPI schemas (classes) and the functions that build them.
+ * Amounts are decimal currency units converted exactly from the stored nano-units
+ * (DESIGN.md section 7); `*_nano` fields give the exact integers as strings.
+ */
+
+const SOURCE_DOC = '`config`: from the configuration file, re-applied at every start (changes made here to its fields do not survive a restart); `admin`: made through this API or the command line.';
+
+export class OwnerView {
+  @ApiProperty() id!: string;
+  @ApiProperty({ enum: OWNER_KINDS }) kind!: string;
+  @ApiProperty({ type: Number, nullable: true, description: 'null: unlimited.' }) budget!: number | null;
+  @ApiProperty({ description: 'Billed so far (written usage records and settled video tasks).' }) spent!: number;
+  @ApiProperty({ description: 'Held for video tasks still running.' }) reserved!: number;
+  @ApiProperty({ type: String, nullable: true, description: 'The exact budget in nano-units (1e-9), as a string.' }) budget_nano!: string | null;
+  @ApiProperty({ description: 'The exact spent amount in nano-units.' }) spent_nano!: string;
+  @ApiProperty({ description: 'The exact reserved amount in nano-units.' }) reserved_nano!: string;
+  @ApiProperty({ enum: ['config', 'admin'], description: SOURCE_DOC }) source!: string;
+  @ApiProperty() created_at!: string;
+  @ApiProperty() updated_at!: string;
+}
+
+export function ownerView(owner: OwnerRow): OwnerView {
+  return {
+    id: owner.id,
+    kind: owner.kind,
+    budget: owner.budgetNano === null ? null : nanoToNumber(owner.budgetNano),
+    spent: nanoToNumber(owner.spentNano),
+    reserved: nanoToNumber(owner.reservedNano),
+    budget_nano: owner.budgetNano?.toString() ?? null,
+    spent_nano: owner.spentNano.toString(),
+    reserved_nano: owner.reservedNano.toString(),
+    source: owner.source,
+    created_at: owner.createdAt.toISOString(),
+    updated_at: owner.updatedAt.toISOString(),
+  };
+}
+
+export class KeyView {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ description: 'The first characters of the key, to recognise it; the key itself is never stored.' }) prefix!: string;
+  @ApiProperty() owner!: string;
+  @ApiProperty({ type: [String] }) models!: string[];
+  @ApiProperty() enabled!: boolean;
+  @ApiProperty({ type: String, nullable: true }) expires_at!: string | null;
+  @ApiProperty({ enum: ['config', 'admin'], description: SOURCE_DOC }) source!: string;
+  @ApiProperty() created_at!: string;
+  @ApiProperty() updated_at!: string;
+}
+
+export class CreatedKeyView extends KeyView {
+  @ApiProperty({ description: 'The key. Shown in this answer only: store it now.' }) key!: string;
+}
+
+export function keyView(key: KeyRow): KeyView {
+  return {
+    id: key.id,
+    prefix: key.prefix,
+    owner: key.ownerId,
+    models: key.models,
+    enabled: key.enabled,
+    expires_at: key.expiresAt?.toISOString() ?? null,
+    source: key.source,
+    created_at: key.createdAt.toISOString(),
+    updated_at: key.updatedAt.toISOString(),
+  };
+}
+
+export class OwnerPage {
+  @ApiProperty({ type: [OwnerView] }) data!: OwnerView[];
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `after` for the next page; null on the last.' }) next!: string | null;
+}
+
+export class KeyPage {
+  @ApiProperty({ type: [KeyView] }) data!: KeyView[];
+  @ApiProperty({ type: String, nullable: true }) next!: string | null;
+}
+
+export class RenewedKeys {
+  @ApiProperty({ type: [KeyView] }) data!: KeyView[];
+}
+
+export class UsageRecordView {
+  @ApiProperty() request_id!: string;
+  @ApiProperty({ type: String, nullable: true }) client_request_id!: string | null;
+  @ApiProperty({ format: 'uuid' }) key_id!: string;
+  @ApiProperty() owner_id!: string;
+  @ApiProperty() model!: string;
+  @ApiProperty({ description: 'The called interface (entry point).' }) interface!: string;
+  @ApiProperty({ type: String, nullable: true }) line!: string | null;
+  @ApiProperty({ type: String, nullable: true }) translated_to!: string | null;
+  @ApiProperty() status!: number;
+  @ApiProperty({ type: String, nullable: true }) error_code!: string | null;
+  @ApiProperty() stream!: boolean;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' }, nullable: true }) usage!: Record<string, number> | null;
+  @ApiProperty() cost!: number;
+  @ApiProperty({ description: 'The exact cost in nano-units (1e-9), as a string.' }) cost_nano!: string;
+  @ApiProperty() started_at!: string;
+  @ApiProperty() duration_ms!: number;
+  @ApiProperty({ type: Number, nullable: true }) upstream_headers_ms!: number | null;
+  @ApiProperty({ description: 'false: still queued for the database (a lookup sees a call at once).' }) written!: boolean;
+}
+
+export function usageView(record: UsageRow, written: boolean): UsageRecordView {
+  return {
+    request_id: record.requestId,
+    client_request_id: record.clientRequestId,
+    key_id: record.keyId,
+    owner_id: record.ownerId,
+    model: record.model,
+    interface: record.interface,
+    line: record.line,
+    translated_to: record.translatedTo,
+    status: record.status,
+    error_code: record.errorCode,
+    stream: record.stream,
+    usage: (record.usage as Record<string, number> | undefined) ?? null,
+    cost: nanoToNumber(record.costNano),
+    cost_nano: record.costNano.toString(),
+    started_at: record.startedAt.toISOString(),
+    duration_ms: record.durationMs,
+    upstream_headers_ms: record.upstreamHeadersMs,
+    written,
+  };
+}
+
+export class UsagePage {
+  @ApiProperty({ type: [UsageRecordView] }) data!: UsageRecordView[];
+  @ApiProperty({ type: String, nullable: true }) next!: string | null;
+}
+
+export class DailyTotalView {
+  @ApiProperty({ example: '2026-11-23', description: 'UTC day.' }) day!: string;
+  @ApiProperty() model!: string;
+  @ApiPropertyOptional({ description: 'Present when grouped by owner.' }) owner?: string;
+  @ApiProperty() calls!: number;
+  @ApiProperty({ description: 'Calls answered with status 400 or above.' }) failed_calls!: number;
+  @ApiProperty() cost!: number;
+  @ApiProperty() cost_nano!: string;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' } }) usage!: Record<string, number>;
+}
+
+export class DailyTotals {
+  @ApiProperty({ type: [DailyTotalView] }) data!: DailyTotalView[];
+}
+
+export function dailyView(total: DailyTotal): DailyTotalView {
+  return {
+    day: total.day,
+    model: total.model,
+    ...(total.ownerId === null ? {} : { owner: total.ownerId }),
+    calls: total.calls,
+    failed_calls: total.failedCalls,
+    cost: nanoToNumber(total.costNano),
+    cost_nano: total.costNano.toString(),
+    usage: total.usage,
+  };
+}

@@ -1,0 +1,167 @@
+import type { DataSource } from 'typeorm';
+import { GatewayError } from '../common/gateway-error';
+import type { UsageDraft } from '../metering/usage-draft';
+import type { Page } from './admin-store';
+
+/** A usage record as stored or still queued (the writer's draft). */
+export type UsageRow = Omit<UsageDraft, 'usage'> & { usage: UsageDraft['usage'] | null };
+
+export interface UsageFilter {
+  ownerId?: string;
+  keyId?: string;
+  model?: string;
+  interface?: string;
+  /** An exact status (429), or a class given as its first digit (4 for `4xx`). */
+  status?: { exact: number } | { class: number };
+  from?: Date;
+  to?: Date;
+}
+
+/** One row of the daily totals: a UTC day, a model and (when grouped so) an owner. */
+export interface DailyTotal {
+  day: string;
+  model: string;
+  ownerId: string | null;
+  calls: number;
+  failedCalls: number;
+  costNano: bigint;
+  usage: Record<string, number>;
+}
+
+/** A usage_record row as the driver returns it. */
+export interface UsageRecordRow {
+  request_id: string;
+  client_request_id: string | null;
+  key_id: string;
+  owner_id: string;
+  model: string;
+  interface: string;
+  line: string | null;
+  translated_to: string | null;
+  status: number;
+  error_code: string | null;
+  stream: boolean;
+  usage: Record<string, number> | null;
+  cost_nano: string;
+  started_at: Date;
+  duration_ms: number;
+  upstream_headers_ms: number | null;
+}
+
+const RECORD_COLUMNS = `request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to, status,
+  error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms`;
+
+function usageRowOf(row: UsageRecordRow): UsageRow {
+  return {
+    requestId: row.request_id,
+    clientRequestId: row.client_request_id,
+    keyId: row.key_id,
+    ownerId: row.owner_id,
+    model: row.model,
+    interface: row.interface,
+    line: row.line,
+    translatedTo: row.translated_to,
+    status: row.status,
+    errorCode: row.error_code,
+    stream: row.stream,
+    usage: row.usage,
+    costNano: BigInt(row.cost_nano),
+    startedAt: new Date(row.started_at),
+    durationMs: row.duration_ms,
+    upstreamHeadersMs: row.upstream_headers_ms,
+  };
+}
+
+/** `<started_at ISO>_<request id>` of the last row of a page; records are listed newest first. */
+function cursorOf(row: UsageRow): string {
+  return `${row.startedAt.toISOString()}_${row.requestId}`;
+}
+
+function parseCursor(after: string): { startedAt: string; requestId: string } {
+  const separator = after.indexOf('_');
+  const startedAt = after.slice(0, separator);
+  if (separator < 0 || Number.isNaN(Date.parse(startedAt)) || new Date(startedAt).toISOString() !== startedAt) {
+    throw new GatewayError('invalid_request', 'after: not a cursor this API gave out (use the `next` value of the previous page).');
+  }
+  return { startedAt, requestId: after.slice(separator + 1) };
+}
+
+/** Sums figure maps (numbers), for totals taken over several owners. */
+function addFigures(into: Record<string, number>, figures: Record<string, number>): void {
+  for (const [figure, amount] of Object.entries(figures)) into[figure] = (into[figure] ?? 0) + Number(amount);
+}
+
+/** Reads of the usage records and their daily totals, for the admin API. */
+export class UsageQuery {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async record(requestId: string): Promise<UsageRow | undefined> {
+    const [row] = await this.dataSource.query<UsageRecordRow[]>(`SELECT ${RECORD_COLUMNS} FROM usage_record WHERE request_id = $1`, [
+      requestId,
+    ]);
+    return row ? usageRowOf(row) : undefined;
+  }
+
+  /** Records matching every given filter, newest first, `limit` at a time. */
+  async records(filter: UsageFilter, limit: number, after: string | undefined): Promise<Page<UsageRow>> {
+    const conditions: string[] = [];
+    const values: unknown[] = [];
+    const where = (condition: (placeholder: string) => string, value: unknown) => {
+      values.push(value);
+      conditions.push(condition(`$${values.length}`));
+    };
+    if (filter.ownerId !== undefined) where((p) => `owner_id = ${p}`, filter.ownerId);
+    if (filter.keyId !== undefined) where((p) => `key_id = ${p}::uuid`, filter.keyId);
+    if (filter.model !== undefined) where((p) => `model = ${p}`, filter.model);
+    if (filter.interface !== undefined) where((p) => `interface = ${p}`, filter.interface);
+    if (filter.status && 'exact' in filter.status) where((p) => `status = ${p}`, filter.status.exact);
+    if (filter.status && 'class' in filter.status) where((p) => `status / 100 = ${p}`, filter.status.class);
+    if (filter.from) where((p) => `started_at >= ${p}`, filter.from);
+    if (filter.to) where((p) => `started_at < ${p}`, filter.to);
+    if (after !== undefined) {
+      const cursor = parseCursor(after);
+      values.push(cursor.startedAt, cursor.requestId);
+      conditions.push(`(started_at, request_id) < ($${values.length - 1}::timestamptz, $${values.length})`);
+    }
+    values.push(limit + 1);
+    const rows = await this.dataSource.query<UsageRecordRow[]>(
+      `SELECT ${RECORD_COLUMNS} FROM usage_record ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
+        ORDER BY started_at DESC, request_id DESC LIMIT $${values.length}`,
+      values,
+    );
+    const records = rows.map(usageRowOf);
+    if (records.length <= limit) return { rows: records, next: null };
+    const page = records.slice(0, limit);
+    return { rows: page, next: cursorOf(page[page.length - 1]) };
+  }
+
+  /**
+   * Daily totals from `usage_daily` (never the records, so a month costs a few rows per
+   * model), for UTC days `from` to `to` inclusive, by day and model, or by day, model and owner.
+   */
+  async daily(range: { from: string; to: string }, filter: { ownerId?: string; model?: string }, byOwner: boolean): Promise<DailyTotal[]> {
+    const rows = await this.dataSource.query<
+      Array<{ day: string; owner_id: string; model: string; calls: string; failed_calls: string; cost_nano: string; usage: Record<string, number> }>
+    >(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, owner_id, model, calls, failed_calls, cost_nano, usage FROM usage_daily
+        WHERE day BETWEEN $1::date AND $2::date AND ($3::varchar IS NULL OR owner_id = $3) AND ($4::varchar IS NULL OR model = $4)
+        ORDER BY day, model, owner_id`,
+      [range.from, range.to, filter.ownerId ?? null, filter.model ?? null],
+    );
+    const totals = new Map<string, DailyTotal>();
+    for (const row of rows) {
+      const ownerId = byOwner ? row.owner_id : null;
+      const key = `${row.day}\u0000${row.model}\u0000${ownerId ?? ''}`;
+      let total = totals.get(key);
+      if (!total) {
+        total = { day: row.day, model: row.model, ownerId, calls: 0, failedCalls: 0, costNano: 0n, usage: {} };
+        totals.set(key, total);
+      }
+      total.calls += Number(row.calls);
+      total.failedCalls += Number(row.failed_calls);
+      total.costNano += BigInt(row.cost_nano);
+      addFigures(total.usage, row.usage);
+    }
+    return [...totals.values()];
+  }
+}

@@ -1,0 +1,41 @@
+import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminGuard } from './admin.guard';
+import { AdminService } from './admin.service';
+import { DailyQuery, UsageListQuery } from './admin.dto';
+import { Validated } from './admin-validation';
+import { DailyTotals, UsagePage, UsageRecordView } from './admin.views';
+import { AdminErrors } from './admin-errors';
+
+@ApiTags('usage')
+@ApiBearerAuth()
+@AdminErrors()
+@Controller('admin/usage')
+@UseGuards(AdminGuard)
+export class UsageController {
+  constructor(private readonly admin: AdminService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Usage records matching every given filter, newest first' })
+  @ApiOkResponse({ type: UsagePage })
+  list(@Query(new Validated(UsageListQuery, 'query')) query: UsageListQuery) {
+    return this.admin.usageRecords(query);
+  }
+
+  @Get('daily')
+  @ApiOperation({
+    summary: 'Totals per UTC day and model (optionally per owner)',
+    description: 'Read from the daily roll-up table, kept by the database on every insert; retention leaves it intact.',
+  })
+  @ApiOkResponse({ type: DailyTotals })
+  daily(@Query(new Validated(DailyQuery, 'query')) query: DailyQuery) {
+    return this.admin.dailyTotals(query);
+  }
+
+  @Get(':requestId')
+  @ApiOperation({ summary: 'The usage record of a call, by its request id (X-Request-Id)' })
+  @ApiOkResponse({ type: UsageRecordView })
+  record(@Param('requestId') requestId: string) {
+    return this.admin.usageRecord(requestId);
+  }
+}

@@ -1,0 +1,83 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { Clock } from '../auth/clock';
+
+export interface UsageRetentionSettings {
+  /** Usage records older than this many days are deleted; 0 keeps them forever. */
+  days: number;
+  /** How often a round runs. */
+  intervalMs: number;
+  /** Records deleted per statement (one short transaction each). */
+  batchSize: number;
+}
+export const USAGE_RETENTION_SETTINGS = Symbol('USAGE_RETENTION_SETTINGS');
+
+const INTERVAL_NAME = 'usage-retention';
+const DAY_MS = 86_400_000;
+/** Between two batches, so the deletes never hold the database for long. */
+const PAUSE_MS = 20;
+
+/**
+ * Deletes usage records older than the retention period, in small batches; the daily totals
+ * (`usage_daily`, kept by the database at insert time) stay. Replicas may run rounds at once:
+ * each batch takes only rows no other replica has locked (`SKIP LOCKED`).
+ */
+@Injectable()
+export class UsageRetention implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('UsageRetention');
+  private round: Promise<number> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly scheduler: SchedulerRegistry,
+    private readonly clock: Clock,
+    @Inject(USAGE_RETENTION_SETTINGS) private readonly settings: UsageRetentionSettings,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.settings.days <= 0 || this.settings.intervalMs <= 0) return;
+    const timer = setInterval(() => void this.runOnce(), this.settings.intervalMs);
+    timer.unref();
+    this.scheduler.addInterval(INTERVAL_NAME, timer);
+    void this.runOnce();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.scheduler.doesExist('interval', INTERVAL_NAME)) this.scheduler.deleteInterval(INTERVAL_NAME);
+    await this.round?.catch(() => undefined);
+  }
+
+  /** One round: deletes every record past the period; resolves to how many. Rounds never overlap. */
+  runOnce(): Promise<number> {
+    if (this.stopped || this.settings.days <= 0) return Promise.resolve(0);
+    this.round ??= this.deleteExpired().finally(() => (this.round = undefined));
+    return this.round;
+  }
+
+  private async deleteExpired(): Promise<number> {
+    const cutoff = new Date(this.clock.now() - this.settings.days * DAY_MS);
+    let total = 0;
+    try {
+      for (;;) {
+        const [{ deleted }] = await this.dataSource.query<Array<{ deleted: number }>>(
+          `WITH gone AS (
+             DELETE FROM usage_record WHERE request_id IN (
+               SELECT request_id FROM usage_record WHERE started_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+             RETURNING 1)
+           SELECT count(*)::int AS deleted FROM gone`,
+          [cutoff, this.settings.batchSize],
+        );
+        total += deleted;
+        if (deleted < this.settings.batchSize || this.stopped) break;
+        await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+      }
+    } catch (error) {
+      this.logger.warn(`usage retention stopped after ${total} records: ${String(error)}; the next round goes on`);
+    }
+    if (total > 0) this.logger.log(`deleted ${total} usage records started before ${cutoff.toISOString()}`);
+    return total;
+  }
+}

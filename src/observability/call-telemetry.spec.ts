@@ -1,0 +1,143 @@
+import { EventEmitter } from 'node:events';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import pino from 'pino';
+import type { RecordedCall } from '../common/request-state';
+import type { CallFacts } from './call-facts';
+import { CallTelemetry } from './call-telemetry';
+import type { GatewayMetrics } from './gateway-metrics';
+
+/** A raw response: emits `close`, knows whether it finished. */
+class FakeResponse extends EventEmitter {
+  statusCode = 200;
+  writableFinished = false;
+  headWrittenAt = 0;
+
+  finish(status: number): void {
+    this.statusCode = status;
+    this.writableFinished = true;
+    this.emit('close');
+  }
+
+  /** The client went away before the response was complete. */
+  abort(): void {
+    this.emit('close');
+  }
+}
+
+interface Fixture {
+  telemetry: CallTelemetry;
+  reported: CallFacts[];
+  /** How often the request-in-flight count went up. */
+  started: { count: number };
+  lines: Array<Record<string, unknown>>;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  response: FakeResponse;
+}
+
+function fixture(route = '/v1/chat/completions'): Fixture {
+  const reported: CallFacts[] = [];
+  const lines: Array<Record<string, unknown>> = [];
+  const started = { count: 0 };
+  const metrics = {
+    callStarted: () => (started.count += 1),
+    callEnded: (facts: CallFacts) => reported.push(facts),
+  } as unknown as GatewayMetrics;
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const response = new FakeResponse();
+  const request = { id: 'request-1', method: 'POST', headers: {}, routeOptions: { url: route }, startedAt: performance.now() } as unknown as FastifyRequest;
+  const reply = { raw: response } as unknown as FastifyReply;
+  return { telemetry: new CallTelemetry(metrics, log), reported, started, lines, request, reply, response };
+}
+
+const RECORD: RecordedCall = {
+  interface: 'chat_completions',
+  line: 'line-a',
+  translatedTo: null,
+  status: 200,
+  errorCode: null,
+  usage: { input_tokens: 5, output_tokens: 7 },
+  costNano: 12_000n,
+  upstreamHeadersMs: 3,
+};
+
+describe(CallTelemetry.name, () => {
+  it('reports a request that never went upstream when its response closes, once', () => {
+    const { telemetry, request, reply, response, reported, lines } = fixture();
+    telemetry.requestStarted(request, reply);
+    request.errorCode = 'invalid_api_key';
+
+    response.finish(401);
+    response.emit('close');
+
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ status: 401, errorCode: 'invalid_api_key', upstreamMs: null });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ msg: 'call', request_id: 'request-1', status: 401 });
+  });
+
+  it('waits for a forwarded call to end when the response closes first, then reports its record', () => {
+    const { telemetry, request, reply, response, reported } = fixture();
+    telemetry.requestStarted(request, reply);
+    telemetry.upstreamStarted(request);
+
+    response.abort();
+    expect(reported).toHaveLength(0);
+
+    request.forwarded!.record = { ...RECORD, status: 499, errorCode: 'client_closed' };
+    telemetry.upstreamEnded(request, reply);
+
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ status: 499, errorCode: 'client_closed', line: 'line-a', costNano: 12_000n });
+    expect(reported[0]!.upstreamMs).toEqual(expect.any(Number));
+  });
+
+  it('reports a forwarded call that ended before its response closed when the response closes', () => {
+    const { telemetry, request, reply, response, reported } = fixture();
+    telemetry.requestStarted(request, reply);
+    telemetry.upstreamStarted(request);
+    request.forwarded!.record = RECORD;
+    telemetry.upstreamEnded(request, reply);
+    expect(reported).toHaveLength(0);
+
+    response.finish(200);
+
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ status: 200, entry: 'chat_completions', usage: RECORD.usage });
+  });
+
+  it('reports a call that ended without trying a line (every line busy) as a request without upstream time', () => {
+    const { telemetry, request, reply, response, reported } = fixture();
+    telemetry.requestStarted(request, reply);
+    telemetry.upstreamStarted(request);
+    telemetry.upstreamEnded(request, reply);
+    request.errorCode = 'rate_limit_exceeded';
+
+    response.finish(429);
+
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ status: 429, errorCode: 'rate_limit_exceeded', upstreamMs: null, line: null });
+  });
+
+  it('counts a request in flight from its start, and probes not at all', () => {
+    const call = fixture();
+    call.telemetry.requestStarted(call.request, call.reply);
+    const probe = fixture('/health/live');
+    probe.telemetry.requestStarted(probe.request, probe.reply);
+    probe.response.finish(200);
+
+    expect(call.started.count).toBe(1);
+    expect(probe.started.count).toBe(0);
+    expect(probe.reported).toEqual([]);
+    expect(probe.lines).toEqual([]);
+  });
+
+  it('never throws from a close listener: a failing report is logged', () => {
+    const { telemetry, request, reply, response, lines } = fixture();
+    telemetry.requestStarted(request, reply);
+    (request as { routeOptions: unknown }).routeOptions = undefined;
+
+    expect(() => response.finish(200)).not.toThrow();
+    expect(lines).toEqual([expect.objectContaining({ level: 50, msg: 'call not reported', request_id: 'request-1' })]);
+  });
+});

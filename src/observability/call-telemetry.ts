@@ -1,0 +1,72 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import '../common/request-state';
+import { callFactsOf, isProbe } from './call-facts';
+import { callLogLevel, callLogLine, GATEWAY_LOG } from './call-log';
+import { GatewayMetrics } from './gateway-metrics';
+
+/**
+ * Reports every request once, when it is over, to the metrics and as one log line. A request
+ * is over when its response closed and, for a call that went upstream, when the call ended as
+ * well: a client that leaves closes the response while the call still runs (an image call
+ * even completes and is billed), and the report waits for the call's record.
+ *
+ * On the request path this costs a `close` listener per request and a few field writes;
+ * the report itself reads fields the request already carries.
+ */
+@Injectable()
+export class CallTelemetry {
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    @Inject(GATEWAY_LOG) private readonly log: Logger,
+  ) {}
+
+  /** From the `onRequest` hook. */
+  requestStarted(request: FastifyRequest, reply: FastifyReply): void {
+    if (!isProbe(request.routeOptions.url ?? null)) this.metrics.callStarted();
+    reply.raw.once('close', () => this.responseClosed(request, reply));
+  }
+
+  /** ForwardedCall is about to send the call to its first line. */
+  upstreamStarted(request: FastifyRequest): void {
+    request.forwarded = { upstreamStartedAt: performance.now(), responseClosed: false };
+  }
+
+  /** ForwardedCall is done (answered, failed, or the client left), its record (if any) kept on the request. */
+  upstreamEnded(request: FastifyRequest, reply: FastifyReply): void {
+    const forwarded = request.forwarded!;
+    forwarded.upstreamEndedAt = performance.now();
+    if (forwarded.responseClosed) this.report(request, reply);
+  }
+
+  private responseClosed(request: FastifyRequest, reply: FastifyReply): void {
+    const forwarded = request.forwarded;
+    if (forwarded !== undefined && forwarded.upstreamEndedAt === undefined) {
+      forwarded.responseClosed = true;
+      return;
+    }
+    this.report(request, reply);
+  }
+
+  /** Never throws: it runs in a `close` listener and in ForwardedCall's `finally`. */
+  private report(request: FastifyRequest, reply: FastifyReply): void {
+    try {
+      this.reportFacts(request, reply);
+    } catch (error) {
+      this.log.error({ request_id: request.id, err: error }, 'call not reported');
+    }
+  }
+
+  private reportFacts(request: FastifyRequest, reply: FastifyReply): void {
+    const facts = callFactsOf(request, reply.raw, performance.now());
+    if (isProbe(facts.route)) {
+      if (this.log.isLevelEnabled('debug')) this.log.debug(callLogLine(facts), 'probe');
+      return;
+    }
+    this.metrics.callEnded(facts);
+    const level = callLogLevel(facts);
+    if (this.log.isLevelEnabled(level)) this.log[level](callLogLine(facts), 'call');
+  }
+}

@@ -1,0 +1,235 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
+import type { UsageFigures } from '../metering/usage-figures';
+import { UsageWriter } from '../metering/usage-writer.service';
+import { LineRegistry } from '../upstream/line-registry';
+import { isFinalStatus } from '../video/video-task.entity';
+import type { Settlement } from '../video/video-task.entity';
+import { CallFacts, UNKNOWN } from './call-facts';
+import { LabelCache } from './label-cache';
+
+/** Upstream times run from milliseconds (an error answer) to minutes (an image or a long stream). */
+const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+/** The gateway's own time is counted in fractions of a millisecond. */
+const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+/** A scrape does not wait longer than this for the video task count (the database may be away). */
+const VIDEO_QUERY_TIMEOUT_MS = 2_000;
+
+const OPEN_VIDEO_TASKS_SQL = 'SELECT status, count(*)::int AS count FROM video_task WHERE settled_at IS NULL GROUP BY status';
+
+const NANO_PER_UNIT = 1e9;
+
+/**
+ * The gateway's Prometheus metrics, on a registry of this application (not prom-client's
+ * global one, so several gateways in one process keep their own). Call metrics are fed once
+ * per request by CallTelemetry; line, usage-writer and video-task state is read at scrape time.
+ */
+@Injectable()
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly logger = new Logger('Metrics');
+
+  private readonly requests = new Counter({
+    name: 'gateway_requests_total',
+    help: 'Requests answered, by entry point (interface of the call, else the route template, else "none"), model ("none" when unknown), HTTP status and whether the call was translated.',
+    labelNames: ['entry', 'model', 'status', 'translated'] as const,
+    registers: [this.registry],
+  });
+  private readonly duration = new Histogram({
+    name: 'gateway_request_duration_seconds',
+    help: 'Time from the request\'s arrival to the end of its response (for a forwarded call: to the end of the upstream exchange, if later), by entry point.',
+    labelNames: ['entry'] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly upstreamHeaders = new Histogram({
+    name: 'gateway_upstream_headers_seconds',
+    help: 'Time from sending a call to its line until the upstream response headers arrived, by the line that answered.',
+    labelNames: ['line'] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly upstreamDuration = new Histogram({
+    name: 'gateway_upstream_duration_seconds',
+    help: 'Time from sending a call to its first line until the end of the upstream answer (its last byte relayed to the client) or of the last failed attempt, by the last line tried.',
+    labelNames: ['line'] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly firstByte = new Histogram({
+    name: 'gateway_time_to_first_byte_seconds',
+    help: 'Time from the request\'s arrival until the response head (status and headers, the first bytes the client receives) was written, by entry point.',
+    labelNames: ['entry'] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly overhead = new Histogram({
+    name: 'gateway_overhead_seconds',
+    help: 'Time a forwarded call spent in the gateway itself: its total duration minus its upstream time (gateway_upstream_duration_seconds), i.e. from arrival until the first upstream attempt was sent, plus from the end of the upstream exchange until the response was finished. Work done while the upstream answer streams (metering, translation) is upstream time. By entry point.',
+    labelNames: ['entry'] as const,
+    buckets: OVERHEAD_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly usage = new Counter({
+    name: 'gateway_usage_total',
+    help: 'Usage figures billed (as in the usage records: tokens, images, seconds, characters; the figure names the unit), by model and figure; video tasks count when they settle.',
+    labelNames: ['model', 'figure'] as const,
+    registers: [this.registry],
+  });
+  private readonly cost = new Counter({
+    name: 'gateway_cost_total',
+    help: 'Cost billed, in currency units (the usage records\' nano-units / 1e9), by model; video tasks count when they settle.',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+  /** Read by the gauge when scraped: a plain field costs the request path less than the gauge's own inc/dec. */
+  private inFlightCount = 0;
+  private readonly videoSettled = new Counter({
+    name: 'gateway_video_tasks_settled_total',
+    help: 'Video tasks settled by this replica, by settlement (usage, estimated, not_billed, reserved) and final status ("unfinished" for a task charged its reservation while still running).',
+    labelNames: ['settlement', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly requestsOf = new LabelCache((...values: string[]) => this.requests.labels(...values));
+  private readonly durationOf = new LabelCache((entry: string) => this.duration.labels(entry));
+  private readonly upstreamHeadersOf = new LabelCache((line: string) => this.upstreamHeaders.labels(line));
+  private readonly upstreamDurationOf = new LabelCache((line: string) => this.upstreamDuration.labels(line));
+  private readonly firstByteOf = new LabelCache((entry: string) => this.firstByte.labels(entry));
+  private readonly overheadOf = new LabelCache((entry: string) => this.overhead.labels(entry));
+  private readonly usageOf = new LabelCache((model: string, figure: string) => this.usage.labels(model, figure));
+  private readonly costOf = new LabelCache((model: string) => this.cost.labels(model));
+
+  constructor(
+    private readonly lines: LineRegistry,
+    private readonly writer: UsageWriter,
+    private readonly dataSource: DataSource,
+  ) {
+    collectDefaultMetrics({ register: this.registry });
+    this.registerScrapedState();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The metrics in Prometheus text format; never fails for want of the database. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  callStarted(): void {
+    this.inFlightCount += 1;
+  }
+
+  /** One request is over: what it was, how it ended, how long it took, what it used. */
+  callEnded(facts: CallFacts): void {
+    this.inFlightCount -= 1;
+    const model = facts.model ?? UNKNOWN;
+    this.requestsOf.of(facts.entry, model, String(facts.status), facts.translatedTo === null ? 'false' : 'true').inc();
+    this.durationOf.of(facts.entry).observe(facts.durationMs / 1000);
+    if (facts.firstByteMs !== null) this.firstByteOf.of(facts.entry).observe(facts.firstByteMs / 1000);
+    if (facts.upstreamMs !== null) {
+      const line = facts.line ?? UNKNOWN;
+      this.upstreamDurationOf.of(line).observe(facts.upstreamMs / 1000);
+      this.overheadOf.of(facts.entry).observe(Math.max(0, facts.durationMs - facts.upstreamMs) / 1000);
+      if (facts.upstreamHeadersMs !== null) this.upstreamHeadersOf.of(line).observe(facts.upstreamHeadersMs / 1000);
+    }
+    this.countUsage(model, facts.usage, facts.costNano);
+  }
+
+  /** A video task settled here: its outcome, and its usage and cost (its record is written now, not at submit). */
+  videoTaskSettled(model: string, settlement: Settlement, status: string, figures: UsageFigures | undefined, costNano: bigint): void {
+    this.videoSettled.inc({ settlement, status: isFinalStatus(status) ? status : 'unfinished' });
+    this.countUsage(model, figures, costNano);
+  }
+
+  private countUsage(model: string, figures: UsageFigures | undefined, costNano: bigint): void {
+    if (figures) {
+      for (const figure in figures) {
+        const value = figures[figure];
+        if (value !== undefined && value > 0) this.usageOf.of(model, figure).inc(value);
+      }
+    }
+    if (costNano > 0n) this.costOf.of(model).inc(Number(costNano) / NANO_PER_UNIT);
+  }
+
+  /** Metrics read when scraped: requests in flight, each line's state, the usage writer, the open video tasks. */
+  private registerScrapedState(): void {
+    const inFlight = () => this.inFlightCount;
+    new Gauge({
+      name: 'gateway_in_flight_requests',
+      help: 'Requests arrived and not yet over (probes and scrapes aside); a forwarded call counts until its upstream exchange ended.',
+      registers: [this.registry],
+      collect() {
+        this.set(inFlight());
+      },
+    });
+    const lines = this.lines;
+    new Gauge({
+      name: 'gateway_line_cooling',
+      help: '1 while the upstream line is cooling down (skipped after a refused connection or a timeout), else 0.',
+      labelNames: ['line'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const line of lines.all()) this.set({ line: line.id }, lines.isCooling(line) ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'gateway_line_in_flight',
+      help: 'Requests in flight on the upstream line (its max_concurrency applies to this).',
+      labelNames: ['line'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const line of lines.all()) this.set({ line: line.id }, line.inFlight);
+      },
+    });
+    const writer = this.writer;
+    new Gauge({
+      name: 'gateway_usage_writer_queue_depth',
+      help: 'Usage records waiting to be written to the database.',
+      registers: [this.registry],
+      collect() {
+        this.set(writer.depth);
+      },
+    });
+    new Counter({
+      name: 'gateway_usage_writer_failed_writes_total',
+      help: 'Usage batch writes that failed (retried while the database is away; a record the database refuses is set aside).',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(writer.failedWrites);
+      },
+    });
+    const openTasks = () => this.openVideoTasks();
+    new Gauge({
+      name: 'gateway_video_tasks_open',
+      help: 'Video tasks not settled yet, by last seen status (all replicas: read from the database at scrape time; absent when the database does not answer).',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const row of await openTasks()) this.set({ status: row.status }, row.count);
+      },
+    });
+  }
+
+  /** Open tasks by status; none when the database fails or is slow, so the scrape still answers. */
+  private async openVideoTasks(): Promise<Array<{ status: string; count: number }>> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${VIDEO_QUERY_TIMEOUT_MS} ms`)), VIDEO_QUERY_TIMEOUT_MS);
+      timer.unref();
+    });
+    try {
+      return await Promise.race([this.dataSource.query(OPEN_VIDEO_TASKS_SQL) as Promise<Array<{ status: string; count: number }>>, timeout]);
+    } catch (error) {
+      this.logger.warn(`open video tasks not counted: ${String(error)}`);
+      return [];
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

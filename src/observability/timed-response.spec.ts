@@ -1,0 +1,52 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { headWrittenAt, TimedServerResponse } from './timed-response';
+
+/** A server answering with `answer`, reporting its response once closed. */
+async function serve(answer: (response: TimedServerResponse) => void): Promise<{ server: Server; url: string; closed: Promise<TimedServerResponse> }> {
+  let report!: (response: TimedServerResponse) => void;
+  const closed = new Promise<TimedServerResponse>((resolve) => (report = resolve));
+  const server = createServer({ ServerResponse: TimedServerResponse }, (_request, response) => {
+    response.once('close', () => report(response as TimedServerResponse));
+    answer(response as TimedServerResponse);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, closed };
+}
+
+describe(TimedServerResponse.name, () => {
+  it('notes when the head was written by writeHead, and keeps its headers', async () => {
+    const { server, url, closed } = await serve((response) => {
+      response.writeHead(201, { 'x-kept': 'yes' });
+      response.end('done');
+    });
+    const before = performance.now();
+    const answer = await fetch(url);
+    const response = await closed;
+    server.close();
+
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('x-kept')).toBe('yes');
+    expect(await answer.text()).toBe('done');
+    expect(headWrittenAt(response)).toBeGreaterThan(before);
+  });
+
+  it('notes the implicit head of a first write, and keeps a reason phrase', async () => {
+    const { server, url, closed } = await serve((response) => {
+      response.statusCode = 202;
+      response.write('a');
+      response.end('b');
+    });
+    const answer = await fetch(url);
+    const response = await closed;
+    server.close();
+
+    expect(answer.status).toBe(202);
+    expect(await answer.text()).toBe('ab');
+    expect(headWrittenAt(response)).toBeGreaterThan(0);
+  });
+
+  it('is 0 for a plain response', () => {
+    expect(headWrittenAt({} as TimedServerResponse)).toBe(0);
+  });
+});
