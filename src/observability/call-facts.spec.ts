@@ -89,7 +89,7 @@ describe(callFactsOf.name, () => {
 
 describe(isProbe.name, () => {
   it('is true for the health probes and the metrics scrape only', () => {
-    expect([isProbe('/metrics'), isProbe('/health/live'), isProbe('/health/ready')]).toEqual([true, true, true]);
-    expect([isProbe('/v1/chat/completions'), isProbe('/admin/owners/:id'), isProbe(null)]).toEqual([false, false, false]);
+    expect([isProbe('/metrics'), isProbe('/metrics?x=1'), isProbe('/health/live'), isProbe('/health/ready')]).toEqual([true, true, true, true]);
+    expect([isProbe('/v1/chat/completions'), isProbe('/admin/owners/health'), isProbe('/healthz'), isProbe('/metrics/x')]).toEqual([false, false, false, false]);
   });
 });

@@ -77,7 +77,13 @@ export function callFactsOf(request: FastifyRequest, response: ServerResponse, n
   };
 }
 
-/** Health probes and the metrics scrape: counted nowhere, logged at `debug` only. */
-export function isProbe(route: string | null): boolean {
-  return route === '/metrics' || (route !== null && route.startsWith('/health'));
+/**
+ * Health probes and the metrics scrape, by the request's URL (its path before any query):
+ * counted nowhere, logged at `debug` only. The URL, not the route template, so the request
+ * path never builds Fastify's `routeOptions` object for it.
+ */
+export function isProbe(url: string): boolean {
+  const end = url.indexOf('?');
+  const path = end < 0 ? url : url.slice(0, end);
+  return path === '/metrics' || path.startsWith('/health/');
 }

@@ -25,7 +25,7 @@ export class CallTelemetry {
 
   /** From the `onRequest` hook. */
   requestStarted(request: FastifyRequest, reply: FastifyReply): void {
-    if (!isProbe(request.routeOptions.url ?? null)) this.metrics.callStarted();
+    if (!isProbe(request.url)) this.metrics.callStarted();
     reply.raw.once('close', () => this.responseClosed(request, reply));
   }
 
@@ -61,7 +61,7 @@ export class CallTelemetry {
 
   private reportFacts(request: FastifyRequest, reply: FastifyReply): void {
     const facts = callFactsOf(request, reply.raw, performance.now());
-    if (isProbe(facts.route)) {
+    if (isProbe(request.url)) {
       if (this.log.isLevelEnabled('debug')) this.log.debug(callLogLine(facts), 'probe');
       return;
     }

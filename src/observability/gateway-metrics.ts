@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import type { UsageFigures } from '../metering/usage-figures';
 import { UsageWriter } from '../metering/usage-writer.service';
@@ -7,7 +7,7 @@ import { LineRegistry } from '../upstream/line-registry';
 import { isFinalStatus } from '../video/video-task.entity';
 import type { Settlement } from '../video/video-task.entity';
 import { CallFacts, UNKNOWN } from './call-facts';
-import { LabelCache } from './label-cache';
+import { LightCounter, LightHistogram } from './light-metrics';
 
 /** Upstream times run from milliseconds (an error answer) to minutes (an image or a long stream). */
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
@@ -30,59 +30,59 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly logger = new Logger('Metrics');
 
-  private readonly requests = new Counter({
-    name: 'gateway_requests_total',
-    help: 'Requests answered, by entry point (interface of the call, else the route template, else "none"), model ("none" when unknown), HTTP status and whether the call was translated.',
-    labelNames: ['entry', 'model', 'status', 'translated'] as const,
-    registers: [this.registry],
-  });
-  private readonly duration = new Histogram({
-    name: 'gateway_request_duration_seconds',
-    help: 'Time from the request\'s arrival to the end of its response (for a forwarded call: to the end of the upstream exchange, if later), by entry point.',
-    labelNames: ['entry'] as const,
-    buckets: UPSTREAM_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly upstreamHeaders = new Histogram({
-    name: 'gateway_upstream_headers_seconds',
-    help: 'Time from sending a call to its line until the upstream response headers arrived, by the line that answered.',
-    labelNames: ['line'] as const,
-    buckets: UPSTREAM_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly upstreamDuration = new Histogram({
-    name: 'gateway_upstream_duration_seconds',
-    help: 'Time from sending a call to its first line until the end of the upstream answer (its last byte relayed to the client) or of the last failed attempt, by the last line tried.',
-    labelNames: ['line'] as const,
-    buckets: UPSTREAM_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly firstByte = new Histogram({
-    name: 'gateway_time_to_first_byte_seconds',
-    help: 'Time from the request\'s arrival until the response head (status and headers, the first bytes the client receives) was written, by entry point.',
-    labelNames: ['entry'] as const,
-    buckets: UPSTREAM_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly overhead = new Histogram({
-    name: 'gateway_overhead_seconds',
-    help: 'Time a forwarded call spent in the gateway itself: its total duration minus its upstream time (gateway_upstream_duration_seconds), i.e. from arrival until the first upstream attempt was sent, plus from the end of the upstream exchange until the response was finished. Work done while the upstream answer streams (metering, translation) is upstream time. By entry point.',
-    labelNames: ['entry'] as const,
-    buckets: OVERHEAD_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly usage = new Counter({
-    name: 'gateway_usage_total',
-    help: 'Usage figures billed (as in the usage records: tokens, images, seconds, characters; the figure names the unit), by model and figure; video tasks count when they settle.',
-    labelNames: ['model', 'figure'] as const,
-    registers: [this.registry],
-  });
-  private readonly cost = new Counter({
-    name: 'gateway_cost_total',
-    help: 'Cost billed, in currency units (the usage records\' nano-units / 1e9), by model; video tasks count when they settle.',
-    labelNames: ['model'] as const,
-    registers: [this.registry],
-  });
+  private readonly requests = new LightCounter(
+    'gateway_requests_total',
+    'Requests answered, by entry point (interface of the call, else the route template, else "none"), model ("none" when unknown), HTTP status and whether the call was translated.',
+    ['entry', 'model', 'status', 'translated'],
+    this.registry,
+  );
+  private readonly duration = new LightHistogram(
+    'gateway_request_duration_seconds',
+    'Time from the request\'s arrival to the end of its response (for a forwarded call: to the end of the upstream exchange, if later), by entry point.',
+    ['entry'],
+    UPSTREAM_BUCKETS,
+    this.registry,
+  );
+  private readonly upstreamHeaders = new LightHistogram(
+    'gateway_upstream_headers_seconds',
+    'Time from sending a call to its line until the upstream response headers arrived, by the line that answered.',
+    ['line'],
+    UPSTREAM_BUCKETS,
+    this.registry,
+  );
+  private readonly upstreamDuration = new LightHistogram(
+    'gateway_upstream_duration_seconds',
+    'Time from sending a call to its first line until the end of the upstream answer (its last byte relayed to the client) or of the last failed attempt, by the last line tried.',
+    ['line'],
+    UPSTREAM_BUCKETS,
+    this.registry,
+  );
+  private readonly firstByte = new LightHistogram(
+    'gateway_time_to_first_byte_seconds',
+    'Time from the request\'s arrival until the response head (status and headers, the first bytes the client receives) was written, by entry point.',
+    ['entry'],
+    UPSTREAM_BUCKETS,
+    this.registry,
+  );
+  private readonly overhead = new LightHistogram(
+    'gateway_overhead_seconds',
+    'Time a forwarded call spent in the gateway itself: its total duration minus its upstream time (gateway_upstream_duration_seconds), i.e. from arrival until the first upstream attempt was sent, plus from the end of the upstream exchange until the response was finished. Work done while the upstream answer streams (metering, translation) is upstream time. By entry point.',
+    ['entry'],
+    OVERHEAD_BUCKETS,
+    this.registry,
+  );
+  private readonly usage = new LightCounter(
+    'gateway_usage_total',
+    'Usage figures billed (as in the usage records: tokens, images, seconds, characters; the figure names the unit), by model and figure; video tasks count when they settle.',
+    ['model', 'figure'],
+    this.registry,
+  );
+  private readonly cost = new LightCounter(
+    'gateway_cost_total',
+    'Cost billed, in currency units (the usage records\' nano-units / 1e9), by model; video tasks count when they settle.',
+    ['model'],
+    this.registry,
+  );
   /** Read by the gauge when scraped: a plain field costs the request path less than the gauge's own inc/dec. */
   private inFlightCount = 0;
   private readonly videoSettled = new Counter({
@@ -92,14 +92,6 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  private readonly requestsOf = new LabelCache((...values: string[]) => this.requests.labels(...values));
-  private readonly durationOf = new LabelCache((entry: string) => this.duration.labels(entry));
-  private readonly upstreamHeadersOf = new LabelCache((line: string) => this.upstreamHeaders.labels(line));
-  private readonly upstreamDurationOf = new LabelCache((line: string) => this.upstreamDuration.labels(line));
-  private readonly firstByteOf = new LabelCache((entry: string) => this.firstByte.labels(entry));
-  private readonly overheadOf = new LabelCache((entry: string) => this.overhead.labels(entry));
-  private readonly usageOf = new LabelCache((model: string, figure: string) => this.usage.labels(model, figure));
-  private readonly costOf = new LabelCache((model: string) => this.cost.labels(model));
 
   constructor(
     private readonly lines: LineRegistry,
@@ -127,14 +119,14 @@ export class GatewayMetrics {
   callEnded(facts: CallFacts): void {
     this.inFlightCount -= 1;
     const model = facts.model ?? UNKNOWN;
-    this.requestsOf.of(facts.entry, model, String(facts.status), facts.translatedTo === null ? 'false' : 'true').inc();
-    this.durationOf.of(facts.entry).observe(facts.durationMs / 1000);
-    if (facts.firstByteMs !== null) this.firstByteOf.of(facts.entry).observe(facts.firstByteMs / 1000);
+    this.requests.of(facts.entry, model, String(facts.status), facts.translatedTo === null ? 'false' : 'true').value += 1;
+    this.duration.of(facts.entry).observe(facts.durationMs / 1000);
+    if (facts.firstByteMs !== null) this.firstByte.of(facts.entry).observe(facts.firstByteMs / 1000);
     if (facts.upstreamMs !== null) {
       const line = facts.line ?? UNKNOWN;
-      this.upstreamDurationOf.of(line).observe(facts.upstreamMs / 1000);
-      this.overheadOf.of(facts.entry).observe(Math.max(0, facts.durationMs - facts.upstreamMs) / 1000);
-      if (facts.upstreamHeadersMs !== null) this.upstreamHeadersOf.of(line).observe(facts.upstreamHeadersMs / 1000);
+      this.upstreamDuration.of(line).observe(facts.upstreamMs / 1000);
+      this.overhead.of(facts.entry).observe(Math.max(0, facts.durationMs - facts.upstreamMs) / 1000);
+      if (facts.upstreamHeadersMs !== null) this.upstreamHeaders.of(line).observe(facts.upstreamHeadersMs / 1000);
     }
     this.countUsage(model, facts.usage, facts.costNano);
   }
@@ -149,10 +141,10 @@ export class GatewayMetrics {
     if (figures) {
       for (const figure in figures) {
         const value = figures[figure];
-        if (value !== undefined && value > 0) this.usageOf.of(model, figure).inc(value);
+        if (value !== undefined && value > 0) this.usage.of(model, figure).value += value;
       }
     }
-    if (costNano > 0n) this.costOf.of(model).inc(Number(costNano) / NANO_PER_UNIT);
+    if (costNano > 0n) this.cost.of(model).value += Number(costNano) / NANO_PER_UNIT;
   }
 
   /** Metrics read when scraped: requests in flight, each line's state, the usage writer, the open video tasks. */

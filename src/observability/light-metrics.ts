@@ -1,0 +1,137 @@
+import type { Metric, Registry } from 'prom-client';
+
+/**
+ * Counters and histograms fed once per request. prom-client's own `inc`/`observe` check and
+ * hash the label set on every call (about 0.4 µs each, a dozen per request); these keep one
+ * plain series object per label set, found once through a Map, so the request path does an
+ * addition (a counter) or a bucket search and three additions (a histogram). prom-client's
+ * registry still renders them, in its own text format, beside its other metrics.
+ *
+ * Label values must come from bounded sets (interfaces, models and lines of the configuration,
+ * statuses, figure names), never from request data: every label set stays in memory.
+ */
+
+type Labels = Record<string, string>;
+
+/** A metric as prom-client's registry renders it (what its own metrics' `get()` returns). */
+interface RenderedMetric {
+  name: string;
+  help: string;
+  type: 'counter' | 'histogram';
+  aggregator: 'sum';
+  values: Array<{ metricName?: string; labels: Record<string, string | number>; value: number }>;
+}
+
+/** Label values joined: one Map key per label set. */
+function keyOf(values: readonly string[]): string {
+  return values.length === 1 ? values[0] : values.join('\u0000');
+}
+
+function labelsOf(names: readonly string[], values: readonly string[]): Labels {
+  if (values.length !== names.length) throw new Error(`expected ${names.length} label values (${names.join(', ')}), got ${values.length}`);
+  const labels: Labels = {};
+  names.forEach((name, index) => (labels[name] = values[index]));
+  return labels;
+}
+
+abstract class LightMetric<Series extends { labels: Labels }> {
+  private readonly series = new Map<string, Series>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly string[],
+    registry: Registry,
+  ) {
+    // The registry renders any object with a name and get(); these are not prom-client classes.
+    registry.registerMetric(this as unknown as Metric);
+  }
+
+  /** The series of these label values, in the order of the label names. */
+  of(...values: string[]): Series {
+    const key = keyOf(values);
+    let series = this.series.get(key);
+    if (series === undefined) {
+      series = this.create(labelsOf(this.labelNames, values));
+      this.series.set(key, series);
+    }
+    return series;
+  }
+
+  reset(): void {
+    this.series.clear();
+  }
+
+  protected all(): IterableIterator<Series> {
+    return this.series.values();
+  }
+
+  protected abstract create(labels: Labels): Series;
+}
+
+export interface CounterSeries {
+  readonly labels: Labels;
+  value: number;
+}
+
+export class LightCounter extends LightMetric<CounterSeries> {
+  readonly type = 'counter';
+
+  get(): RenderedMetric {
+    const values = [...this.all()].map(({ labels, value }) => ({ labels, value }));
+    return { name: this.name, help: this.help, type: 'counter', aggregator: 'sum', values };
+  }
+
+  protected create(labels: Labels): CounterSeries {
+    return { labels, value: 0 };
+  }
+}
+
+export class HistogramSeries {
+  /** Observations per bucket, not cumulative (summed when rendered); the last one is +Inf. */
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+
+  constructor(
+    readonly labels: Labels,
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Float64Array(bounds.length + 1);
+  }
+
+  observe(value: number): void {
+    let bucket = 0;
+    while (bucket < this.bounds.length && value > this.bounds[bucket]) bucket++;
+    this.counts[bucket] += 1;
+    this.sum += value;
+    this.count += 1;
+  }
+}
+
+export class LightHistogram extends LightMetric<HistogramSeries> {
+  readonly type = 'histogram';
+
+  constructor(name: string, help: string, labelNames: readonly string[], private readonly bounds: readonly number[], registry: Registry) {
+    super(name, help, labelNames, registry);
+  }
+
+  get(): RenderedMetric {
+    const values: RenderedMetric['values'] = [];
+    for (const series of this.all()) {
+      let cumulative = 0;
+      this.bounds.forEach((bound, index) => {
+        cumulative += series.counts[index];
+        values.push({ metricName: `${this.name}_bucket`, labels: { le: bound, ...series.labels }, value: cumulative });
+      });
+      values.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf', ...series.labels }, value: series.count });
+      values.push({ metricName: `${this.name}_sum`, labels: series.labels, value: series.sum });
+      values.push({ metricName: `${this.name}_count`, labels: series.labels, value: series.count });
+    }
+    return { name: this.name, help: this.help, type: 'histogram', aggregator: 'sum', values };
+  }
+
+  protected create(labels: Labels): HistogramSeries {
+    return new HistogramSeries(labels, this.bounds);
+  }
+}
