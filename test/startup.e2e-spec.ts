@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
@@ -9,6 +9,8 @@ import { MIGRATIONS } from '../src/database/data-source';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
 import { createTestDatabase, TestDatabase } from './support/test-database';
 import { VENDOR_KEY } from './support/test-config';
+import { until } from './support/until';
+import { openEmbeddedDatabase } from '../src/database/embedded-pool';
 
 /**
  * The built process as an operator runs it (DESIGN.md section 2): `node dist/src/main.js`
@@ -119,6 +121,63 @@ async function chatCall(url: string): Promise<{ status: number; requestId: strin
 async function adminGet(url: string, path: string): Promise<{ status: number; body: any }> {
   const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   return { status: response.status, body: JSON.parse(await response.text()) };
+}
+
+/** A streamed chat call whose first chunk has arrived; `rest()` reads it to its end (or its cut). */
+async function openStream(url: string): Promise<{ requestId: string; finished: boolean; rest(): Promise<string> }> {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'chat-model',
+      stream: true,
+      messages: [{ role: 'user', content: 'Please tell a long and slow story about shutting down gracefully' }],
+    }),
+  });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = decoder.decode((await reader.read()).value, { stream: true });
+  const stream = {
+    requestId: response.headers.get('x-request-id') ?? '',
+    finished: false,
+    rest: async (): Promise<string> => {
+      try {
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
+      } catch {
+        // cut off by the server: what arrived is the answer
+      }
+      stream.finished = true;
+      return text;
+    },
+  };
+  void stream.rest();
+  return stream;
+}
+
+/** True once a new TCP connection to the gateway's port is refused. */
+function connectionRefused(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
+
+/** The usage records in a stopped gateway's embedded database. */
+async function storedRecords(folder: string): Promise<Array<{ request_id: string; status: number; error_code: string | null; stream: boolean }>> {
+  const database = await openEmbeddedDatabase(folder);
+  try {
+    const result = await database.query<{ request_id: string; status: number; error_code: string | null; stream: boolean }>(
+      'SELECT request_id, status, error_code, stream FROM usage_record ORDER BY started_at',
+    );
+    return result.rows;
+  } finally {
+    await database.close();
+  }
 }
 
 describe('the gateway process', () => {
@@ -318,7 +377,7 @@ keys: []
     it(
       'finishes a stream in flight when SIGTERM arrives and keeps its usage record',
       async () => {
-        const slow = new UpstreamSimulator({ apiKey: VENDOR_KEY, chunkDelayMs: 150 });
+        const slow = new UpstreamSimulator({ apiKey: VENDOR_KEY, chunkDelayMs: 40 });
         const slowUrl = await slow.start();
         try {
           const folder = await dataDir();
@@ -361,6 +420,88 @@ keys: []
       },
       2 * (START_PATIENCE_MS + EXIT_PATIENCE_MS),
     );
+    describe('on SIGTERM with calls in flight', () => {
+      let slow: UpstreamSimulator;
+      let slowUrl: string;
+
+      beforeAll(async () => {
+        slow = new UpstreamSimulator({ apiKey: VENDOR_KEY, chunkDelayMs: 40 });
+        slowUrl = await slow.start();
+      });
+
+      afterAll(async () => {
+        await slow?.stop();
+      });
+
+      beforeEach(() => slow.reset());
+
+      async function launchSlow(folder: string): Promise<GatewayProcess> {
+        const path = await configFile('slow-shutdown.yaml', goodConfigYaml(slowUrl));
+        return launch({ GATEWAY_CONFIG: path, DATA_DIR: folder, ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY });
+      }
+
+      it(
+        'stops accepting at once, lets every call in flight finish, writes one record per call and exits 0',
+        async () => {
+          const folder = await dataDir();
+          const gateway = await launchSlow(folder);
+          await gateway.waitUntilReady();
+          const warmUp = await chatCall(gateway.url);
+          const streams = await Promise.all([1, 2, 3, 4].map(() => openStream(gateway.url)));
+          // Two JSON calls whose upstream answers take 1.5 s, at the upstream when the signal comes.
+          slow.failNext('/v1/chat/completions', { kind: 'delay', ms: 1_500 }, 2);
+          const plain = [chatCall(gateway.url), chatCall(gateway.url)];
+          await until(() => slow.requests.length === 1 + 4 + 2, 'both JSON calls to reach the upstream');
+
+          gateway.child.kill('SIGTERM');
+          await until(() => connectionRefused(gateway.url), 'the port to refuse connections while calls are in flight');
+          const unfinishedWhenRefused = streams.filter((stream) => !stream.finished).length;
+          const texts = await Promise.all(streams.map((stream) => stream.rest()));
+          const answers = await Promise.all(plain);
+          const exit = await gateway.waitForExit();
+          const records = await storedRecords(folder);
+
+          expect(unfinishedWhenRefused).toBeGreaterThan(0);
+          for (const text of texts) expect(text).toContain('data: [DONE]');
+          expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+          expect(exit).toEqual({ code: 0, signal: null });
+          // Done when the last call ended, not at the drain deadline (30 s by default).
+          expect(gateway.output).not.toContain('drain deadline');
+          const expected = [warmUp.requestId, ...streams.map((stream) => stream.requestId), ...answers.map((answer) => answer.requestId)];
+          expect(records.map((record) => record.request_id).sort()).toEqual(expected.sort());
+          expect(records.every((record) => record.status === 200)).toBe(true);
+        },
+        START_PATIENCE_MS + EXIT_PATIENCE_MS,
+      );
+
+      it(
+        'cuts a stream still running at SHUTDOWN_DRAIN_MS, records it as 499 with what it used, and exits 0',
+        async () => {
+          const folder = await dataDir();
+          const crawling = new UpstreamSimulator({ apiKey: VENDOR_KEY, chunkDelayMs: 2_000 });
+          const crawlingUrl = await crawling.start();
+          try {
+            const path = await configFile('crawling.yaml', goodConfigYaml(crawlingUrl));
+            const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: folder, ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY, SHUTDOWN_DRAIN_MS: '300' });
+            await gateway.waitUntilReady();
+            const stream = await openStream(gateway.url);
+
+            gateway.child.kill('SIGTERM');
+            const text = await stream.rest();
+            const exit = await gateway.waitForExit();
+            const records = await storedRecords(folder);
+
+            expect(text).not.toContain('data: [DONE]');
+            expect(exit).toEqual({ code: 0, signal: null });
+            expect(gateway.output).toContain('drain deadline of 300 ms reached');
+            expect(records).toEqual([expect.objectContaining({ request_id: stream.requestId, status: 499, error_code: 'client_closed', stream: true })]);
+          } finally {
+            await crawling.stop();
+          }
+        },
+        START_PATIENCE_MS + EXIT_PATIENCE_MS,
+      );
+    });
   });
 
   // Real PostgreSQL only: the embedded engine belongs to one process by design.

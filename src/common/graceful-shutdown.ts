@@ -10,6 +10,9 @@ import type { Server } from 'node:http';
  * Nest's own shutdown hooks close the HTTP server only after the other hooks ran, which would
  * let in-flight calls end after the usage writer's last flush; hence this order.
  */
+/** While draining, how often connections whose calls have ended are closed. */
+const IDLE_SWEEP_MS = 100;
+
 export function installGracefulShutdown(app: INestApplication, drainMs: number): void {
   const logger = new Logger('Shutdown');
   let stopping = false;
@@ -18,13 +21,20 @@ export function installGracefulShutdown(app: INestApplication, drainMs: number):
     stopping = true;
     logger.log(`${signal}: draining requests in flight (up to ${drainMs} ms)`);
     const server = app.getHttpServer() as Server;
-    const deadline = setTimeout(() => server.closeAllConnections(), drainMs);
+    const deadline = setTimeout(() => {
+      logger.warn(`drain deadline of ${drainMs} ms reached: closing the connections of calls still in flight`);
+      server.closeAllConnections();
+    }, drainMs);
     deadline.unref();
+    // A keep-alive connection whose call ended stays open until its client closes it; closing
+    // idle ones as calls end lets the drain finish with the last call, not at the deadline.
+    const idle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    idle.unref();
     try {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
     } finally {
       clearTimeout(deadline);
+      clearInterval(idle);
     }
     try {
       await app.close();
