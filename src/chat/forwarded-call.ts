@@ -6,6 +6,7 @@ import { dialectOfPath, errorBody } from '../common/error-body';
 import type { InterfaceName } from '../config/gateway-config';
 import { ForwardFailure, ForwardService, OpenedResponse } from '../upstream/forward.service';
 import { UsageWriter } from '../metering/usage-writer.service';
+import { isBodyTimeout } from '../upstream/upstream-failure';
 import { CallAbort } from '../upstream/call-abort';
 import type { UpstreamBody } from '../upstream/upstream-client';
 import type { UsageFigures } from '../metering/usage-figures';
@@ -85,8 +86,8 @@ export class ForwardedCall {
     let outcome: CallOutcome;
     try {
       outcome = await spec.answer(opened, response);
-    } catch {
-      outcome = brokenOutcome(request, response, opened, spec.figures());
+    } catch (error) {
+      outcome = brokenOutcome(request, response, opened, spec.figures(), error);
     } finally {
       opened.done();
       response.off('close', onClose);
@@ -110,18 +111,29 @@ export class ForwardedCall {
 }
 
 /**
- * The answer could not be completed: the client left (499), or the upstream broke off
- * before the gateway had sent anything (502 to the client), or after (the client's
- * connection is closed, so it sees a truncated answer).
+ * Why an upstream answer could not be read to its end: its body stalled for the line's
+ * `timeout_ms` (504 `upstream_timeout`), or it broke off or could not be understood (502
+ * `upstream_failed`; a GatewayError thrown by the answer says which).
  */
-function brokenOutcome(request: FastifyRequest, response: ServerResponse, opened: OpenedResponse, figures: UsageFigures | undefined): CallOutcome {
+export function bodyFailureOf(error: unknown, opened: OpenedResponse): GatewayError {
+  if (isBodyTimeout(error)) return new GatewayError('upstream_timeout', `The upstream sent nothing for ${opened.line.config.timeoutMs} ms.`);
+  if (error instanceof GatewayError) return error;
+  return new GatewayError('upstream_failed', 'The upstream broke off its answer before it was complete.');
+}
+
+/**
+ * The answer could not be completed: the client left (499), or the upstream failed before
+ * the gateway had sent anything (502 or 504 to the client, see bodyFailureOf), or after
+ * (the client's connection is closed, so it sees a truncated answer).
+ */
+function brokenOutcome(request: FastifyRequest, response: ServerResponse, opened: OpenedResponse, figures: UsageFigures | undefined, error: unknown): CallOutcome {
   const base = { line: opened.line.id, figures, upstreamHeadersMs: opened.headersMs };
   if (response.destroyed) return { ...base, status: CLIENT_CLOSED, errorCode: 'client_closed' };
+  const failure = bodyFailureOf(error, opened);
   if (response.headersSent) {
     response.destroy();
-    return { ...base, status: opened.statusCode, errorCode: 'upstream_stream_broken' };
+    return { ...base, status: opened.statusCode, errorCode: failure.code === 'upstream_timeout' ? failure.code : 'upstream_stream_broken' };
   }
-  const failure = new GatewayError('upstream_failed', 'The upstream broke off its answer before it was complete.');
   const body = errorBody(failure, dialectOfPath(request.url));
   response.writeHead(statusOf(failure.code), { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   response.end(body);

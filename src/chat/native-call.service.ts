@@ -8,7 +8,7 @@ import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
 import { SseEventSplitter } from '../translation/sse/decode-sse';
 import type { CallOutcome } from './call-recorder';
-import { drained, ForwardedCall, isEventStream, readWhole } from './forwarded-call';
+import { bodyFailureOf, drained, ForwardedCall, isEventStream, readWhole } from './forwarded-call';
 import { NativeRoute, upstreamPathOf } from './native-route';
 import type { ResponseMeter } from './response-meter';
 import { inStreamError } from './stream-errors';
@@ -94,8 +94,8 @@ export class NativeCallService {
       await forwardEvents(splitter.flush());
     } catch (error) {
       if (response.destroyed) throw error;
-      const failure = new GatewayError('upstream_failed', 'The upstream stream broke off before it was complete.');
-      outcome.errorCode = 'upstream_stream_broken';
+      const failure = bodyFailureOf(error, opened);
+      outcome.errorCode = failure.code === 'upstream_timeout' ? failure.code : 'upstream_stream_broken';
       if (!response.headersSent) {
         outcome.status = statusOf(failure.code);
         response.writeHead(outcome.status, { 'content-type': 'application/json' });
@@ -103,7 +103,7 @@ export class NativeCallService {
         outcome.figures = meter.figures();
         return outcome;
       }
-      response.write(inStreamError(entry, failure.message));
+      response.write(inStreamError(entry, failure));
     }
     writeHead();
     response.end();

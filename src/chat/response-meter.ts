@@ -45,16 +45,34 @@ export function eventData(raw: Buffer): unknown {
 }
 
 /**
+ * What a 2xx JSON answer that is passed on unchanged says about the call, for its record: a
+ * body that is not a JSON object, or one that carries an `error` member (an error sent with
+ * HTTP 200), is not an answer, whatever the status.
+ */
+export function answerProblem(answer: unknown): string | null {
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) return 'upstream_unreadable_answer';
+  const error = (answer as Record<string, unknown>).error;
+  return error === undefined || error === null ? null : 'upstream_error_in_answer';
+}
+
+/**
  * Chat-completions: usage comes in the final chunk (`choices: []`) that the gateway asked for
  * with `stream_options.include_usage`; a client that did not ask for it does not get it.
  */
 export class ChatMeter implements ResponseMeter {
   private usage: UsageFigures | undefined;
+  private problem: string | null = null;
 
   constructor(private readonly clientWantsUsageChunk: boolean) {}
 
   readJson(body: Buffer): void {
-    this.usage = chatUsageFigures(field(parseJson(body.toString('utf8')), 'usage')) ?? this.usage;
+    const answer = parseJson(body.toString('utf8'));
+    this.problem = answerProblem(answer);
+    this.usage = chatUsageFigures(field(answer, 'usage')) ?? this.usage;
+  }
+
+  errorCode(): string | null {
+    return this.problem;
   }
 
   readEvent(raw: Buffer): boolean {
@@ -82,9 +100,16 @@ const RESPONSE_FINAL_EVENTS = [
 /** Responses: usage is on the response object of the final event. */
 export class ResponsesMeter implements ResponseMeter {
   private usage: UsageFigures | undefined;
+  private problem: string | null = null;
 
   readJson(body: Buffer): void {
-    this.usage = responsesUsageFigures(field(parseJson(body.toString('utf8')), 'usage')) ?? this.usage;
+    const answer = parseJson(body.toString('utf8'));
+    this.problem = answerProblem(answer);
+    this.usage = responsesUsageFigures(field(answer, 'usage')) ?? this.usage;
+  }
+
+  errorCode(): string | null {
+    return this.problem;
   }
 
   readEvent(raw: Buffer): boolean {
@@ -108,10 +133,17 @@ const MESSAGE_DELTA = Buffer.from('message_delta');
  */
 export class MessagesMeter implements ResponseMeter {
   private usage: Record<string, unknown> | undefined;
+  private problem: string | null = null;
 
   readJson(body: Buffer): void {
-    const usage = field(parseJson(body.toString('utf8')), 'usage');
+    const answer = parseJson(body.toString('utf8'));
+    this.problem = answerProblem(answer);
+    const usage = field(answer, 'usage');
     if (usage && typeof usage === 'object') this.usage = { ...(usage as Record<string, unknown>) };
+  }
+
+  errorCode(): string | null {
+    return this.problem;
   }
 
   readEvent(raw: Buffer): boolean {

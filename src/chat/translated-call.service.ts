@@ -5,6 +5,7 @@ import { GatewayError } from '../common/gateway-error';
 import type { UsageFigures } from '../metering/usage-figures';
 import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
+import { isBodyTimeout } from '../upstream/upstream-failure';
 import type { CanonicalUsage } from '../translation/canonical/response';
 import { TranslationRejection } from '../translation/canonical/request';
 import { decodeSse } from '../translation/sse/decode-sse';
@@ -26,12 +27,13 @@ export const TRANSLATION_SETTINGS = Symbol('TRANSLATION_SETTINGS');
 /**
  * The upstream body, ending quietly where it breaks off: the protocol decoders then see a
  * stream that ended early and report it in the client's protocol (an in-stream error event).
+ * `onBreak` learns why, for the usage record.
  */
-async function* untilBroken(body: AsyncIterable<unknown>): AsyncGenerator<Uint8Array> {
+async function* untilBroken(body: AsyncIterable<unknown>, onBreak: (error: unknown) => void): AsyncGenerator<Uint8Array> {
   try {
     for await (const chunk of body) yield chunk as Uint8Array;
-  } catch {
-    return;
+  } catch (error) {
+    onBreak(error);
   }
 }
 
@@ -113,7 +115,9 @@ export class TranslatedCallService {
     try {
       answer = translateAnswer(plan, JSON.parse(raw.toString('utf8')), this.context);
     } catch {
-      throw new Error('the upstream answer could not be read'); // answered as 502 by ForwardedCall
+      // Not JSON, or not an answer of the upstream protocol (an error body sent with HTTP 200):
+      // answered as 502 in the called protocol's shape by ForwardedCall; nothing is retried.
+      throw new GatewayError('upstream_failed', `The upstream answered HTTP ${opened.statusCode} with a body that is not a ${plan.upstream} answer.`);
     }
     onUsage(answer.usage);
     const body = JSON.stringify(answer.body);
@@ -143,11 +147,12 @@ export class TranslatedCallService {
   private async pipeStream(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
     let usage: CanonicalUsage = {};
     let failed = false;
+    let timedOut = false;
     const observe = (known: CanonicalUsage) => {
       usage = known;
       onUsage(known);
     };
-    let events = translateStream(plan, decodeSse(untilBroken(opened.body)), this.context, observe);
+    let events = translateStream(plan, decodeSse(untilBroken(opened.body, (error) => (timedOut = isBodyTimeout(error)))), this.context, observe);
     if (plan.entry === 'messages') events = withKeepAlive(events, this.settings.pingIntervalMs, messagesPingEvent);
     response.writeHead(opened.statusCode, {
       ...this.translationHeaders(plan, opened),
@@ -163,7 +168,7 @@ export class TranslatedCallService {
     return {
       status: opened.statusCode,
       line: opened.line.id,
-      errorCode: failed ? 'upstream_stream_error' : null,
+      errorCode: timedOut ? 'upstream_timeout' : failed ? 'upstream_stream_error' : null,
       figures: usageFigures(usage),
       upstreamHeadersMs: opened.headersMs,
     };

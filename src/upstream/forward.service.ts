@@ -11,6 +11,7 @@ import { defaultAuthStyle, upstreamRequestHeaders } from './header-policy';
 import {
   AttemptFailure,
   classifyFailure,
+  isBodyTimeout,
   isCredentialStatus,
   isRetryableStatus,
   mayRefuseCredentialsInBody,
@@ -51,7 +52,8 @@ const BUSY_RETRY_AFTER_SECONDS = 1;
 
 /**
  * Sends a call to the model's lines in order (DESIGN.md section 7): cooling and full lines
- * are skipped; a refused connection or a timeout cools the line and moves on; a reset, a 429
+ * are skipped; a refused connection or a timeout cools the line and moves on (a body that
+ * stalls for `timeout_ms` later cools it as well); a reset, a 429
  * or a 5xx before the first byte moves on; when no line is left the client gets the last
  * upstream answer as it came.
  */
@@ -137,6 +139,10 @@ export class ForwardService {
         }),
         body: request.body,
         signal: request.signal,
+      });
+      // README `timeout_ms`: a body that stalls cools the line down too, whoever reads it.
+      response.body.on('error', (error) => {
+        if (isBodyTimeout(error)) this.lines.coolDown(line);
       });
       return { answer: { ...response, line, headersMs: performance.now() - started, done } };
     } catch (error) {

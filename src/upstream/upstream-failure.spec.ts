@@ -1,4 +1,4 @@
-import { isCredentialStatus, mayRefuseCredentialsInBody, refusesCredentialsInBody } from './upstream-failure';
+import { isBodyTimeout, isCredentialStatus, mayRefuseCredentialsInBody, refusesCredentialsInBody } from './upstream-failure';
 
 describe('upstream credential refusals', () => {
   it.each([401, 402, 403])('counts HTTP %i as a refusal of the line credentials', (status) => {
@@ -21,5 +21,14 @@ describe('upstream credential refusals', () => {
     expect(refusesCredentialsInBody(Buffer.from(JSON.stringify(refusal)))).toBe(true);
     expect(refusesCredentialsInBody(Buffer.from('{"error":{"code":400,"message":"bad contents","status":"INVALID_ARGUMENT"}}'))).toBe(false);
     expect(refusesCredentialsInBody(undefined)).toBe(false);
+  });
+});
+
+describe('upstream body timeouts', () => {
+  it("tells undici's body timeout from other body failures", () => {
+    expect(isBodyTimeout(Object.assign(new Error('Body Timeout Error'), { code: 'UND_ERR_BODY_TIMEOUT' }))).toBe(true);
+    expect(isBodyTimeout(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }))).toBe(false);
+    expect(isBodyTimeout(new Error('aborted'))).toBe(false);
+    expect(isBodyTimeout(null)).toBe(false);
   });
 });

@@ -20,6 +20,14 @@ export function classifyFailure(error: unknown, clientGone: boolean): AttemptFai
   return 'reset';
 }
 
+/**
+ * The answer's body went quiet for the line's `timeout_ms` (undici's `bodyTimeout`): the line
+ * cools down as for missing headers, and the call ends as a timeout.
+ */
+export function isBodyTimeout(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === 'UND_ERR_BODY_TIMEOUT';
+}
+
 /** Statuses after which the next line is tried (before the first byte reached the client). */
 export function isRetryableStatus(status: number): boolean {
   return status === 429 || status >= 500;

@@ -20,6 +20,9 @@ export interface RecordedRequest {
  * - `reset-mid-stream`: destroy the socket after `afterEvents` SSE events (JSON: after half the body).
  * - `never-respond`: keep the request open until the client gives up or the simulator stops.
  * - `stall-mid-stream`: stop writing after `afterEvents` SSE events (JSON: after half the body).
+ * - `raw`: answer `status` with `contentType` and exactly these bytes, each chunk its own write
+ *   (chunked transfer, no length), the way a faulty vendor or a proxy in front of one sends them:
+ *   broken JSON, garbage in a stream, an error body with HTTP 200, a huge answer.
  */
 export type Failure =
   | { status: number; body?: unknown; headers?: Record<string, string> }
@@ -27,7 +30,8 @@ export type Failure =
   | { kind: 'reset-before-headers' }
   | { kind: 'reset-mid-stream'; afterEvents: number }
   | { kind: 'never-respond' }
-  | { kind: 'stall-mid-stream'; afterEvents: number };
+  | { kind: 'stall-mid-stream'; afterEvents: number }
+  | { kind: 'raw'; status: number; contentType: string; chunks: ReadonlyArray<string | Buffer> };
 
 /** A failure that lets the answer start and then breaks it. */
 export type Interruption = Extract<Failure, { kind: 'reset-mid-stream' | 'stall-mid-stream' }>;

@@ -64,6 +64,18 @@ export class ResponseWriter {
     this.breakOff();
   }
 
+  /** Exactly these bytes, one write per chunk, in chunked transfer encoding. */
+  async raw(status: number, contentType: string, chunks: ReadonlyArray<string | Buffer>): Promise<void> {
+    this.response.writeHead(status, { 'content-type': contentType, ...this.requestIdHeader() });
+    this.response.flushHeaders();
+    for (const chunk of chunks) {
+      if (this.response.destroyed) return;
+      await this.write(chunk);
+      await this.pace();
+    }
+    this.response.end();
+  }
+
   async events(events: SseEvent[]): Promise<void> {
     this.response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',

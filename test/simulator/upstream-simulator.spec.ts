@@ -88,6 +88,19 @@ describe(UpstreamSimulator.name, () => {
     expect(outcome.text).toBe('<html>Bad gateway</html>');
   });
 
+  it('sends a planned raw answer chunk by chunk, exactly as given and without a length', async () => {
+    const chunks = ['data: {"broken":\n\n', 'garbage line\n\n', 'data: [DONE]\n\n'];
+    simulator.failNext('/v1/chat/completions', { kind: 'raw', status: 200, contentType: 'text/event-stream', chunks });
+
+    const outcome = await rawPost(chatUrl, chatBody(true), { headers: bearer });
+
+    expect(outcome.status).toBe(200);
+    expect(outcome.headers?.['content-type']).toBe('text/event-stream');
+    expect(outcome.headers?.['content-length']).toBeUndefined();
+    expect(outcome.text).toBe(chunks.join(''));
+    expect(outcome.complete).toBe(true);
+  });
+
   it('holds the headers back for a planned delay, then answers normally', async () => {
     simulator.failNext('/v1/chat/completions', { kind: 'delay', ms: 150 });
 

@@ -143,7 +143,7 @@ export class UpstreamSimulator {
     const errorOf = (status: number, message: string) =>
       route?.errorBody ? route.errorBody(status, message) : vendorError(vendor, status, message);
     const writer = this.writerFor(response, vendor, failure);
-    if (failure && 'status' in failure) {
+    if (failure && !('kind' in failure)) {
       if (typeof failure.body === 'string') return writer.text(failure.status, failure.body, failure.headers);
       const errorBody = failure.body ?? errorOf(failure.status, `Simulated upstream failure (${failure.status})`);
       return writer.json(failure.status, errorBody, failure.headers);
@@ -153,6 +153,8 @@ export class UpstreamSimulator {
         return void request.socket.destroy();
       case 'never-respond':
         return; // stop() or the client's own abort ends it
+      case 'raw':
+        return writer.raw(failure.status, failure.contentType, failure.chunks);
       case 'delay':
         await this.wait(failure.ms);
         if (request.socket.destroyed) return;

@@ -1,0 +1,551 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { Clock } from '../src/auth/clock';
+import type { UsageRecord } from '../src/metering/usage-record.entity';
+import { GatewayHarness } from './support/gateway-harness';
+import { KEYS } from './support/test-config';
+import type { Failure } from './simulator/upstream-simulator';
+import { until } from './support/until';
+
+/**
+ * Upstream faults (issue 8 point 4) that upstream-lines.e2e-spec.ts leaves out: a body that
+ * stalls, answers that are not what their status says (broken JSON, garbage in a stream, an
+ * error body with HTTP 200) and huge answers, natively and translated, as the clients and the
+ * usage records see them. README "Forwarding rules" and the `timeout_ms` row of "upstreams[]"
+ * decide what must happen; DESIGN.md section 7 says nothing is retried after the first byte.
+ */
+
+const CHAT_PATH = '/v1/chat/completions';
+const MESSAGES_PATH = '/v1/messages';
+const RESPONSES_PATH = '/v1/responses';
+/** Tests move the gateway's clock past it instead of waiting. */
+const COOLDOWN_MS = 60_000;
+/** `timeout_ms` of line-quick: how long its body may stay silent. */
+const QUICK_TIMEOUT_MS = 400;
+const UPSTREAM_MODEL = 'vendor-chat-2025-01';
+
+function faultsConfigYaml(simulator: string): string {
+  const model = (id: string, interfaces: string, lines: string) => `
+  - id: ${id}
+    upstream_model: ${UPSTREAM_MODEL}
+    interfaces: [${interfaces}]
+    lines: [${lines}]
+    prices: { input_tokens: 2.5, output_tokens: 10 }`;
+  return `
+upstreams:
+  - id: line-a
+    base_url: ${simulator}
+    api_key: \${TEST_VENDOR_KEY}
+  - id: line-b
+    base_url: ${simulator}
+    api_key: \${TEST_VENDOR_KEY}
+  - id: line-quick
+    base_url: ${simulator}
+    api_key: \${TEST_VENDOR_KEY}
+    timeout_ms: ${QUICK_TIMEOUT_MS}
+models:${[
+    model('chat-model', 'chat_completions', 'line-a'),
+    model('pair-model', 'chat_completions, messages', 'line-a, line-b'),
+    model('quick-model', 'chat_completions, responses, messages', 'line-quick'),
+    model('quick-pair-model', 'chat_completions', 'line-quick, line-b'),
+    model('quick-msg-only', 'messages', 'line-quick'),
+    model('msg-pair-only', 'messages', 'line-a, line-b'),
+    model('chat-only', 'chat_completions', 'line-a'),
+  ].join('')}
+owners:
+  - id: team-a
+    kind: project
+keys:
+  - key: ${KEYS.all}
+    owner: team-a
+    models: ["*"]
+`;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  requestId: string;
+}
+
+interface SseItem {
+  event?: string;
+  data: string;
+}
+
+function parseSse(text: string): SseItem[] {
+  return text
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const item: SseItem = { data: '' };
+      for (const line of block.split(/\r?\n/)) {
+        if (line.startsWith('event:')) item.event = line.slice(6).trim();
+        if (line.startsWith('data:')) item.data += line.slice(5).trim();
+      }
+      return item;
+    });
+}
+
+const userMessage = [{ role: 'user' as const, content: 'Tell me about faults' }];
+
+function chatBody(model: string, stream = false): Record<string, unknown> {
+  return { model, stream, messages: userMessage };
+}
+
+/** One chat-completions stream chunk on the wire, as the vendor frames it. */
+function chatChunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
+  const chunk = { id: 'chatcmpl-faults', object: 'chat.completion.chunk', created: 1, model: UPSTREAM_MODEL, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+function chatUsageChunk(prompt: number, completion: number): string {
+  const chunk = {
+    id: 'chatcmpl-faults',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: UPSTREAM_MODEL,
+    choices: [],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+  };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+function chatCompletion(content: string, usage: { prompt: number; completion: number }): string {
+  return JSON.stringify({
+    id: 'chatcmpl-faults',
+    object: 'chat.completion',
+    created: 1,
+    model: UPSTREAM_MODEL,
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop', logprobs: null }],
+    usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion },
+  });
+}
+
+/** Cost in nano-units at the YAML's prices (2.5 and 10 per 1M tokens). */
+function costOf(input: number, output: number): bigint {
+  return BigInt(input) * 2_500n + BigInt(output) * 10_000n;
+}
+
+function raw(contentType: string, chunks: Array<string | Buffer>, status = 200): Failure {
+  return { kind: 'raw', status, contentType, chunks };
+}
+
+const OPENAI_ERROR_IN_200 = JSON.stringify({ error: { message: 'The engine is currently overloaded.', type: 'server_error', param: null, code: null } });
+
+describe('upstream faults', () => {
+  let harness: GatewayHarness;
+  let clockOffsetMs = 0;
+  /** `X-Request-Id` of the SDKs' last answer, to find its usage record. */
+  let lastRequestId = '';
+  let openai: OpenAI;
+  let anthropic: Anthropic;
+
+  const capturingFetch: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    lastRequestId = response.headers.get('x-request-id') ?? '';
+    return response;
+  };
+
+  beforeAll(async () => {
+    harness = await GatewayHarness.start({
+      configYaml: faultsConfigYaml,
+      settings: { lines: { cooldownMs: COOLDOWN_MS, connections: 16 } },
+    });
+    const clock = harness.app.get(Clock);
+    jest.spyOn(clock, 'now').mockImplementation(() => Date.now() + clockOffsetMs);
+    openai = new OpenAI({ baseURL: `${harness.url}/v1`, apiKey: KEYS.all, maxRetries: 0, timeout: 20_000, fetch: capturingFetch });
+    anthropic = new Anthropic({ baseURL: harness.url, apiKey: KEYS.all, maxRetries: 0, timeout: 20_000, fetch: capturingFetch });
+  });
+
+  afterAll(async () => {
+    await harness?.stop();
+  });
+
+  beforeEach(() => {
+    harness.simulator.reset();
+    lastRequestId = '';
+    // Every test starts with every line warm: cooldowns of earlier tests are over.
+    passCooldown();
+  });
+
+  function passCooldown(): void {
+    clockOffsetMs += COOLDOWN_MS + 1_000;
+  }
+
+  async function post(path: string, body: unknown): Promise<Answer> {
+    const response = await fetch(`${harness.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(20_000),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text, requestId: response.headers.get('x-request-id') ?? '' };
+  }
+
+  /** The call's usage record, once the gateway has queued it (a stream's record follows its last byte). */
+  async function recordOf(requestId: string): Promise<UsageRecord> {
+    expect(requestId).not.toBe('');
+    let record: UsageRecord | null = null;
+    await until(async () => (record = await harness.usageRecord(requestId)) !== null, `the usage record of ${requestId}`);
+    return record!;
+  }
+
+  describe('a body that stalls for timeout_ms', () => {
+    it('ends a native chat stream with an in-stream error that the openai SDK raises, and records the timeout', async () => {
+      harness.simulator.failNext(CHAT_PATH, { kind: 'stall-mid-stream', afterEvents: 2 });
+      const received: unknown[] = [];
+
+      const consume = async () => {
+        const stream = await openai.chat.completions.create({ model: 'quick-model', stream: true, messages: userMessage });
+        for await (const chunk of stream) received.push(chunk);
+      };
+
+      await expect(consume()).rejects.toBeInstanceOf(OpenAI.APIError);
+      expect(received).toHaveLength(2);
+      expect(harness.simulator.requests).toHaveLength(1);
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        line: 'line-quick',
+        interface: 'chat_completions',
+        stream: true,
+        status: 200,
+        errorCode: 'upstream_timeout',
+        usage: null,
+        costNano: 0n,
+      });
+    });
+
+    it('ends a native messages stream with an error event that the messages SDK raises, and bills the figures seen so far', async () => {
+      harness.simulator.failNext(MESSAGES_PATH, { kind: 'stall-mid-stream', afterEvents: 3 });
+      const types: string[] = [];
+
+      const consume = async () => {
+        const stream = await anthropic.messages.create({ model: 'quick-model', max_tokens: 64, stream: true, messages: userMessage });
+        for await (const event of stream) types.push(event.type);
+      };
+
+      await expect(consume()).rejects.toBeInstanceOf(Anthropic.APIError);
+      expect(types[0]).toBe('message_start');
+      expect(types).not.toContain('message_stop');
+      const record = await recordOf(lastRequestId);
+      expect(record).toMatchObject({ line: 'line-quick', interface: 'messages', stream: true, status: 200, errorCode: 'upstream_timeout' });
+      // message_start told the input tokens: they are what the upstream reported, so they are billed.
+      expect(record.usage?.input_tokens).toBeGreaterThan(0);
+      expect(record.costNano).toBe(costOf(record.usage!.input_tokens, record.usage?.output_tokens ?? 0));
+    });
+
+    it('ends a native responses stream with an error event that the openai SDK raises, and records the timeout', async () => {
+      harness.simulator.failNext(RESPONSES_PATH, { kind: 'stall-mid-stream', afterEvents: 3 });
+      const stream = openai.responses.stream({ model: 'quick-model', input: 'Tell me about faults' });
+      const types: string[] = [];
+
+      for await (const event of stream) types.push(event.type);
+
+      await expect(stream.finalResponse()).rejects.toMatchObject({ type: 'error', code: 'upstream_timeout', message: expect.any(String) });
+      expect(types[0]).toBe('response.created');
+      expect(types[types.length - 1]).toBe('error');
+      expect(types).not.toContain('response.completed');
+      expect(await recordOf(lastRequestId)).toMatchObject({ line: 'line-quick', interface: 'responses', stream: true, status: 200, errorCode: 'upstream_timeout' });
+    });
+
+    it('ends a translated responses stream (messages upstream) with an error event, and bills the figures seen so far', async () => {
+      harness.simulator.failNext(MESSAGES_PATH, { kind: 'stall-mid-stream', afterEvents: 3 });
+      const stream = openai.responses.stream({ model: 'quick-msg-only', input: 'Tell me about faults' });
+      const types: string[] = [];
+
+      for await (const event of stream) types.push(event.type);
+
+      await expect(stream.finalResponse()).rejects.toMatchObject({ type: 'error', message: expect.any(String) });
+      expect(types[0]).toBe('response.created');
+      expect(types).toContain('error');
+      expect(types).not.toContain('response.completed');
+      expect(harness.simulator.requests.map((request) => request.path)).toEqual([MESSAGES_PATH]);
+      const record = await recordOf(lastRequestId);
+      expect(record).toMatchObject({ line: 'line-quick', interface: 'responses', translatedTo: 'messages', stream: true, status: 200, errorCode: 'upstream_timeout' });
+      expect(record.usage?.input_tokens).toBeGreaterThan(0);
+    });
+
+    it('answers 504 upstream_timeout in the chat error shape when a JSON answer stalls halfway', async () => {
+      harness.simulator.failNext(CHAT_PATH, { kind: 'stall-mid-stream', afterEvents: 0 });
+
+      const answer = await post(CHAT_PATH, chatBody('quick-model'));
+
+      expect(answer.status).toBe(504);
+      expect(JSON.parse(answer.text)).toEqual({ error: { message: expect.any(String), type: expect.any(String), code: 'upstream_timeout' } });
+      expect(await recordOf(answer.requestId)).toMatchObject({ line: 'line-quick', stream: false, status: 504, errorCode: 'upstream_timeout', usage: null });
+    });
+
+    it('answers 504 upstream_timeout with a proper status when a stream stalls before its first event', async () => {
+      harness.simulator.failNext(CHAT_PATH, { kind: 'stall-mid-stream', afterEvents: 0 });
+
+      const answer = await post(CHAT_PATH, chatBody('quick-model', true));
+
+      expect(answer.status).toBe(504);
+      expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(JSON.parse(answer.text)).toEqual({ error: { message: expect.any(String), type: expect.any(String), code: 'upstream_timeout' } });
+      expect(await recordOf(answer.requestId)).toMatchObject({ line: 'line-quick', stream: true, status: 504, errorCode: 'upstream_timeout' });
+    });
+  });
+
+  describe('cooldown and failover', () => {
+    it('does not retry a stream that stalled after its first byte, but cools its line down so the next call moves on', async () => {
+      harness.simulator.failNext(CHAT_PATH, { kind: 'stall-mid-stream', afterEvents: 2 });
+
+      const stalled = await post(CHAT_PATH, chatBody('quick-pair-model', true));
+
+      expect(stalled.status).toBe(200);
+      const items = parseSse(stalled.text);
+      expect(JSON.parse(items[items.length - 1].data)).toEqual({ error: expect.objectContaining({ code: 'upstream_timeout' }) });
+      expect(harness.simulator.requests).toHaveLength(1);
+      expect(await recordOf(stalled.requestId)).toMatchObject({ line: 'line-quick', errorCode: 'upstream_timeout' });
+
+      const next = await post(CHAT_PATH, chatBody('quick-pair-model'));
+
+      expect(next.status).toBe(200);
+      expect(harness.simulator.requests).toHaveLength(2);
+      expect(await recordOf(next.requestId)).toMatchObject({ line: 'line-b', status: 200, errorCode: null });
+
+      passCooldown();
+      const cooled = await post(CHAT_PATH, chatBody('quick-pair-model'));
+
+      expect(cooled.status).toBe(200);
+      expect(await recordOf(cooled.requestId)).toMatchObject({ line: 'line-quick', status: 200 });
+    });
+
+    it('moves a call whose first line never sends headers to the next line, and skips that line while it cools down', async () => {
+      harness.simulator.failNext(CHAT_PATH, { kind: 'never-respond' });
+
+      const moved = await post(CHAT_PATH, chatBody('quick-pair-model'));
+
+      expect(moved.status).toBe(200);
+      expect(JSON.parse(moved.text).choices[0].message.content).toContain('Tell me about faults');
+      expect(harness.simulator.requests).toHaveLength(2);
+      expect(await recordOf(moved.requestId)).toMatchObject({ line: 'line-b', status: 200 });
+
+      const next = await post(CHAT_PATH, chatBody('quick-pair-model'));
+
+      expect(next.status).toBe(200);
+      expect(harness.simulator.requests).toHaveLength(3);
+      expect(await recordOf(next.requestId)).toMatchObject({ line: 'line-b', status: 200 });
+    });
+
+    it('passes a 200 with an error body through without failing over or cooling the line, and records the error', async () => {
+      harness.simulator.failNext(CHAT_PATH, raw('application/json', [OPENAI_ERROR_IN_200]));
+
+      const answer = await post(CHAT_PATH, chatBody('pair-model'));
+
+      expect(answer.status).toBe(200);
+      expect(answer.text).toBe(OPENAI_ERROR_IN_200);
+      expect(harness.simulator.requests).toHaveLength(1);
+      expect(await recordOf(answer.requestId)).toMatchObject({ line: 'line-a', status: 200, errorCode: 'upstream_error_in_answer', usage: null, costNano: 0n });
+
+      const next = await post(CHAT_PATH, chatBody('pair-model'));
+
+      expect(next.status).toBe(200);
+      expect(await recordOf(next.requestId)).toMatchObject({ line: 'line-a', status: 200, errorCode: null });
+    });
+  });
+
+  describe('answers that are not what their status says, on native calls', () => {
+    it('passes a 200 whose body is not JSON through as the upstream sent it, and records it as unreadable', async () => {
+      const broken = '{"id":"chatcmpl-faults","object":"chat.completion","choices":[{"message":';
+      harness.simulator.failNext(CHAT_PATH, raw('application/json', [broken]));
+
+      const answer = await post(CHAT_PATH, chatBody('pair-model'));
+
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toBe('application/json');
+      expect(answer.text).toBe(broken);
+      expect(harness.simulator.requests).toHaveLength(1);
+      expect(await recordOf(answer.requestId)).toMatchObject({ line: 'line-a', status: 200, errorCode: 'upstream_unreadable_answer', usage: null, costNano: 0n });
+    });
+
+    it('passes a messages error body sent with HTTP 200 through unchanged, and records the error', async () => {
+      const errorBody = JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+      harness.simulator.failNext(MESSAGES_PATH, raw('application/json', [errorBody]));
+
+      const answer = await post(MESSAGES_PATH, { model: 'pair-model', max_tokens: 64, messages: userMessage });
+
+      expect(answer.status).toBe(200);
+      expect(answer.text).toBe(errorBody);
+      expect(harness.simulator.requests).toHaveLength(1);
+      expect(await recordOf(answer.requestId)).toMatchObject({ interface: 'messages', line: 'line-a', status: 200, errorCode: 'upstream_error_in_answer' });
+    });
+
+    it('passes garbage lines and an event of broken JSON in a chat stream through unchanged, and still meters the usage chunk', async () => {
+      const chunks = [
+        chatChunk({ role: 'assistant', content: 'Hello' }),
+        'this line is not SSE at all\n\n',
+        'data: {"choices":[{"delta":{"content":\n\n',
+        chatChunk({ content: ' world' }, 'stop'),
+        chatUsageChunk(12, 2),
+        'data: [DONE]\n\n',
+      ];
+      harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks));
+
+      const answer = await post(CHAT_PATH, { ...chatBody('pair-model', true), stream_options: { include_usage: true } });
+
+      expect(answer.status).toBe(200);
+      expect(answer.text).toBe(chunks.join(''));
+      expect(harness.simulator.requests).toHaveLength(1);
+      expect(await recordOf(answer.requestId)).toMatchObject({
+        line: 'line-a',
+        stream: true,
+        status: 200,
+        errorCode: null,
+        usage: { input_tokens: 12, output_tokens: 2 },
+        costNano: costOf(12, 2),
+      });
+    });
+  });
+
+  describe('answers that are not what their status says, on translated calls', () => {
+    it('answers a responses call whose messages upstream sent broken JSON with 502 upstream_failed in the responses shape, without failing over', async () => {
+      harness.simulator.failNext(MESSAGES_PATH, raw('application/json', ['{"type":"message","content":[']));
+
+      const failure = openai.responses.create({ model: 'msg-pair-only', input: 'Tell me about faults' });
+
+      await expect(failure).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+      await expect(failure).rejects.toMatchObject({ status: 502, error: { code: 'upstream_failed', type: expect.any(String), message: expect.any(String) } });
+      expect(harness.simulator.requests).toHaveLength(1);
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        interface: 'responses',
+        translatedTo: 'messages',
+        line: 'line-a',
+        status: 502,
+        errorCode: 'upstream_failed',
+        usage: null,
+      });
+    });
+
+    it('answers a messages call whose chat upstream sent an error body with HTTP 200 with 502 in the messages shape', async () => {
+      harness.simulator.failNext(CHAT_PATH, raw('application/json', [OPENAI_ERROR_IN_200]));
+
+      const failure = anthropic.messages.create({ model: 'chat-only', max_tokens: 64, messages: userMessage });
+
+      await expect(failure).rejects.toBeInstanceOf(Anthropic.InternalServerError);
+      await expect(failure).rejects.toMatchObject({ status: 502, error: { type: 'error', error: { type: 'api_error', code: 'upstream_failed' } } });
+      expect(harness.simulator.requests).toHaveLength(1);
+      expect(await recordOf(lastRequestId)).toMatchObject({ interface: 'messages', translatedTo: 'chat_completions', status: 502, errorCode: 'upstream_failed' });
+    });
+
+    it('ends a translated messages stream at a chat chunk of broken JSON with an error event the messages SDK raises', async () => {
+      const chunks = [chatChunk({ role: 'assistant', content: 'Hello' }), 'data: {"choices":[{"delta":{"content":\n\n', chatChunk({ content: ' world' }, 'stop'), 'data: [DONE]\n\n'];
+      harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks));
+      const types: string[] = [];
+
+      const consume = async () => {
+        const stream = await anthropic.messages.create({ model: 'chat-only', max_tokens: 64, stream: true, messages: userMessage });
+        for await (const event of stream) types.push(event.type);
+      };
+
+      await expect(consume()).rejects.toBeInstanceOf(Anthropic.APIError);
+      expect(types[0]).toBe('message_start');
+      expect(types).toContain('content_block_delta');
+      expect(types).not.toContain('message_stop');
+      expect(await recordOf(lastRequestId)).toMatchObject({ interface: 'messages', translatedTo: 'chat_completions', stream: true, status: 200, errorCode: 'upstream_stream_error' });
+    });
+
+    it('skips garbage lines and comments in a chat stream that is translated to messages, and completes the answer', async () => {
+      const chunks = [
+        ': keep-alive comment\n\n',
+        chatChunk({ role: 'assistant', content: 'Hello' }),
+        'this line is not SSE at all\n\n',
+        chatChunk({ content: ' world' }, 'stop'),
+        chatUsageChunk(9, 2),
+        'data: [DONE]\n\n',
+      ];
+      harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks));
+
+      const message = await anthropic.messages.stream({ model: 'chat-only', max_tokens: 64, messages: userMessage }).finalMessage();
+
+      expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: 'Hello world' })]);
+      expect(message.stop_reason).toBe('end_turn');
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        translatedTo: 'chat_completions',
+        status: 200,
+        errorCode: null,
+        usage: { input_tokens: 9, output_tokens: 2 },
+        costNano: costOf(9, 2),
+      });
+    });
+  });
+
+  describe('huge answers', () => {
+    const MIB = 1 << 20;
+
+    it('relays a 50 MiB chat JSON answer completely and bills it', async () => {
+      const content = 'abcdefgh'.repeat((50 * MIB) / 8);
+      const body = Buffer.from(chatCompletion(content, { prompt: 7, completion: 13_000_000 }));
+      const pieces: Buffer[] = [];
+      for (let start = 0; start < body.length; start += MIB) pieces.push(body.subarray(start, start + MIB));
+      harness.simulator.failNext(CHAT_PATH, raw('application/json', pieces));
+
+      const completion = await openai.chat.completions.create({ model: 'chat-model', messages: userMessage });
+
+      expect(completion.choices[0].message.content).toHaveLength(content.length);
+      expect(completion.choices[0].message.content === content).toBe(true);
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        status: 200,
+        errorCode: null,
+        usage: { input_tokens: 7, output_tokens: 13_000_000 },
+        costNano: costOf(7, 13_000_000),
+      });
+    });
+
+    it('relays a 50 MiB chat stream event by event to the openai SDK and bills it from its usage chunk', async () => {
+      const events = 5_000;
+      const piece = 'x'.repeat(10 * 1024);
+      const chunks = [chatChunk({ role: 'assistant', content: '' })];
+      for (let index = 0; index < events; index++) chunks.push(chatChunk({ content: piece }));
+      chunks.push(chatChunk({}, 'stop'), chatUsageChunk(11, events), 'data: [DONE]\n\n');
+      harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks));
+      let received = 0;
+      let deltas = 0;
+
+      const stream = await openai.chat.completions.create({ model: 'chat-model', stream: true, messages: userMessage });
+      for await (const chunk of stream) {
+        const content = chunk.choices[0]?.delta.content;
+        if (content) {
+          received += content.length;
+          deltas += 1;
+        }
+        expect(chunk.usage ?? null).toBeNull();
+      }
+
+      expect(deltas).toBe(events);
+      expect(received).toBe(events * piece.length);
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        stream: true,
+        status: 200,
+        errorCode: null,
+        usage: { input_tokens: 11, output_tokens: events },
+        costNano: costOf(11, events),
+      });
+    });
+
+    it('translates a long chat stream to messages events completely and bills it', async () => {
+      const events = 2_000;
+      const chunks = [chatChunk({ role: 'assistant', content: '' })];
+      for (let index = 0; index < events; index++) chunks.push(chatChunk({ content: `${index % 10}`.repeat(1024) }));
+      chunks.push(chatChunk({}, 'stop'), chatUsageChunk(5, events), 'data: [DONE]\n\n');
+      harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks));
+
+      const message = await anthropic.messages.stream({ model: 'chat-only', max_tokens: 64_000, messages: userMessage }).finalMessage();
+
+      const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+      expect(text).toHaveLength(events * 1024);
+      expect(text.startsWith('0'.repeat(1024) + '1'.repeat(1024))).toBe(true);
+      expect(message.stop_reason).toBe('end_turn');
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        translatedTo: 'chat_completions',
+        status: 200,
+        errorCode: null,
+        usage: { input_tokens: 5, output_tokens: events },
+        costNano: costOf(5, events),
+      });
+    });
+  });
+});
