@@ -26,6 +26,20 @@ export interface AppCreateOptions {
 }
 
 /**
+ * Node's timeouts for receiving a request. Node enforces `requestTimeout` only when the headers
+ * timeout (60 s by default) is not longer, and checks both only every `connectionsCheckingInterval`
+ * (30 s by default), so both follow the request timeout.
+ */
+function requestTimeouts(requestTimeoutMs: number): { requestTimeout?: number; headersTimeout?: number; connectionsCheckingInterval?: number } {
+  if (requestTimeoutMs <= 0) return {};
+  return {
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.min(60_000, requestTimeoutMs),
+    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
+  };
+}
+
+/**
  * Builds the gateway application: Fastify with one raw-bytes body parser (the guards scan
  * the bytes once; nothing parses JSON into objects on the way in), a request id on every
  * response, and the gateway's error shapes for errors Fastify raises itself.
@@ -33,13 +47,15 @@ export interface AppCreateOptions {
 export async function createGatewayApp(options: GatewayOptions, create: AppCreateOptions = {}): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
+    // Fastify turns Node's limit off; a client stalling mid-body would hold its buffer for ever.
+    requestTimeout: options.server.requestTimeoutMs,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     // Path parameters as long as the longest id they carry (owner and model ids: 128 characters).
     routerOptions: { maxParamLength: 256 },
     logger: false,
     // Notes when each response head is written: the time to first byte of every call.
-    http: { ServerResponse: TimedServerResponse },
+    http: { ServerResponse: TimedServerResponse, ...requestTimeouts(options.server.requestTimeoutMs) },
   });
   const log = createGatewayLog(options.logLevel, create.logDestination);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options, log), adapter, {

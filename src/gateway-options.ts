@@ -2,6 +2,7 @@ import { DatabaseSettings, databaseSettingsFromEnv } from './database/data-sourc
 import type { GatewayConfig } from './config/gateway-config';
 import { loadGatewayConfigFile } from './config/config.loader';
 import type { KeyCacheSettings } from './auth/key.service';
+import type { KeyFailureSettings } from './auth/key-failure-limiter';
 import type { QuotaSettings } from './metering/quota.service';
 import type { UsageWriterSettings } from './metering/usage-writer.service';
 import type { UsageRetentionSettings } from './metering/usage-retention.service';
@@ -16,6 +17,8 @@ export interface GatewayOptions {
   /** Bearer token of the admin API; absent turns the admin API off. */
   adminToken?: string;
   keyCache: KeyCacheSettings;
+  keyFailures: KeyFailureSettings;
+  server: ServerSettings;
   quota: QuotaSettings;
   usageWriter: UsageWriterSettings;
   usageRetention: UsageRetentionSettings;
@@ -24,6 +27,16 @@ export interface GatewayOptions {
   video: VideoSettings;
   /** Level of the JSON log (`LOG_LEVEL`): call lines are `info` (`warn` for 5xx). */
   logLevel: LogLevelName;
+}
+
+/** Settings of the HTTP server itself. */
+export interface ServerSettings {
+  /**
+   * Longest time a client may take to send a whole request, headers and body (Node's
+   * `requestTimeout`, which Fastify turns off): a client that stops sending mid-body is cut off
+   * instead of holding its socket and body buffer forever. Answers are not limited by it. 0: off.
+   */
+  requestTimeoutMs: number;
 }
 
 /** pino's level names; `silent` writes nothing. */
@@ -56,6 +69,11 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       ttlMs: numberFrom(env, 'KEY_CACHE_TTL_MS', 5_000),
       negativeTtlMs: numberFrom(env, 'KEY_CACHE_NEGATIVE_TTL_MS', 1_000),
     },
+    keyFailures: {
+      limit: numberFrom(env, 'KEY_FAILURE_LIMIT', 20),
+      windowMs: numberFrom(env, 'KEY_FAILURE_WINDOW_MS', 10_000),
+    },
+    server: { requestTimeoutMs: numberFrom(env, 'REQUEST_TIMEOUT_MS', 300_000) },
     quota: { balanceTtlMs: numberFrom(env, 'BALANCE_CACHE_TTL_MS', 1_000) },
     usageWriter: {
       flushIntervalMs: numberFrom(env, 'USAGE_FLUSH_INTERVAL_MS', 200),

@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../common/gateway-error';
 import { KeyService } from './key.service';
+import { KeyFailureLimiter } from './key-failure-limiter';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 /** Format C clients may send the key in this header instead (SPEC.md Authentication 2). */
@@ -11,11 +12,15 @@ const MESSAGES_KEY_HEADER = 'x-api-key';
 
 /**
  * Authenticates a data-plane request by its gateway key. Keys are read from headers only:
- * a key in the URL query is never looked at.
+ * a key in the URL query is never looked at. An address that keeps presenting refused keys
+ * gets 429 for its further refused keys until its window ends (KeyFailureLimiter).
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(private readonly keys: KeyService) {}
+  constructor(
+    private readonly keys: KeyService,
+    private readonly failures: KeyFailureLimiter,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
@@ -23,8 +28,24 @@ export class ApiKeyGuard implements CanActivate {
     if (!token) {
       throw new GatewayError('invalid_api_key', 'Missing API key: send it as "Authorization: Bearer <key>".');
     }
-    request.principal = await this.keys.authenticate(token);
+    try {
+      request.principal = await this.keys.authenticate(token);
+    } catch (error) {
+      throw this.refusal(request, error);
+    }
     return true;
+  }
+
+  /** A refused key counts against the client's address; past the limit the answer is 429. */
+  private refusal(request: FastifyRequest, error: unknown): unknown {
+    if (!(error instanceof GatewayError) || error.code !== 'invalid_api_key') return error;
+    const retryAfterSeconds = this.failures.recordFailure(request.ip);
+    if (retryAfterSeconds === undefined) return error;
+    return new GatewayError(
+      'rate_limit_exceeded',
+      `Too many invalid API keys from this address; retry after ${retryAfterSeconds} s.`,
+      retryAfterSeconds,
+    );
   }
 }
 

@@ -3,10 +3,11 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway-config';
 import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeyGuard } from './api-key.guard';
 import { KeyService } from './key.service';
+import { KeyFailureLimiter } from './key-failure-limiter';
 
 @Module({
-  providers: [ApiKeyRepository, KeyService, ApiKeyGuard],
-  exports: [ApiKeyRepository, KeyService, ApiKeyGuard],
+  providers: [ApiKeyRepository, KeyService, KeyFailureLimiter, ApiKeyGuard],
+  exports: [ApiKeyRepository, KeyService, KeyFailureLimiter, ApiKeyGuard],
 })
 export class AuthModule implements OnModuleInit {
   constructor(

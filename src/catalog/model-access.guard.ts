@@ -1,5 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import type { ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
@@ -69,10 +70,15 @@ interface ReadBody {
   stream: boolean;
 }
 
-/** A JSON object without repeated top-level fields, with a string `model` unless the path names it. */
+/**
+ * A JSON object without repeated top-level fields, with a string `model` unless the path names it.
+ * JSON text is UTF-8 (RFC 8259 section 8.1): other bytes would reach the upstream's parser as
+ * something else than what the gateway read (native check, about 1 ms per 30 MiB).
+ */
 function readJsonBody(body: Buffer, declaration: EntryDeclaration, request: FastifyRequest): ReadBody {
   const scan = scanTopLevel(body);
   if (!scan.ok) throw new GatewayError('invalid_request', scan.message);
+  if (!isUtf8(body)) throw new GatewayError('invalid_request', 'Request body is not valid JSON: it is not UTF-8 text.');
   const modelId = declaration.modelFromPath
     ? declaration.modelFromPath(request.params as Record<string, string | undefined>)
     : stringField(body, scan.fields.get('model'));

@@ -105,7 +105,7 @@ export class TranslatedCallService {
 
   private translationHeaders(plan: TranslationPlan, opened: OpenedResponse): Record<string, string> {
     const headers: Record<string, string> = { ...returnedResponseHeaders(opened.headers), 'x-gateway-translated': plan.upstream };
-    if (plan.dropped.length > 0) headers['x-gateway-dropped'] = plan.dropped.join(',');
+    if (plan.dropped.length > 0) headers['x-gateway-dropped'] = droppedHeader(plan.dropped);
     return headers;
   }
 
@@ -173,4 +173,21 @@ export class TranslatedCallService {
       upstreamHeadersMs: opened.headersMs,
     };
   }
+}
+
+/** Longest `X-Gateway-Dropped` value: client libraries refuse answer heads over 16 KiB. */
+const DROPPED_HEADER_LIMIT = 2048;
+
+/**
+ * The dropped field names as a header value: each name URI-encoded (a client's key may hold any
+ * character, and header values may not), and past the limit the rest counted as `+N more`.
+ */
+export function droppedHeader(names: string[]): string {
+  let value = '';
+  for (let index = 0; index < names.length; index++) {
+    const name = encodeURIComponent(names[index]);
+    if (value.length + name.length + 1 > DROPPED_HEADER_LIMIT) return `${value},+${names.length - index} more`;
+    value = value ? `${value},${name}` : name;
+  }
+  return value;
 }

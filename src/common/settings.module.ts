@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { GATEWAY_CONFIG } from '../config/gateway-config';
 import { ADMIN_TOKEN, GatewayOptions } from '../gateway-options';
 import { KEY_CACHE_SETTINGS } from '../auth/key.service';
+import { KEY_FAILURE_SETTINGS } from '../auth/key-failure-limiter';
 import { QUOTA_SETTINGS } from '../metering/quota.service';
 import { USAGE_WRITER_SETTINGS } from '../metering/usage-writer.service';
 import { USAGE_RETENTION_SETTINGS } from '../metering/usage-retention.service';
@@ -19,6 +20,7 @@ export class SettingsModule {
       { provide: GATEWAY_CONFIG, useValue: options.config },
       { provide: ADMIN_TOKEN, useValue: options.adminToken },
       { provide: KEY_CACHE_SETTINGS, useValue: options.keyCache },
+      { provide: KEY_FAILURE_SETTINGS, useValue: options.keyFailures },
       { provide: QUOTA_SETTINGS, useValue: options.quota },
       { provide: USAGE_WRITER_SETTINGS, useValue: options.usageWriter },
       { provide: USAGE_RETENTION_SETTINGS, useValue: options.usageRetention },

@@ -7,3 +7,10 @@ const PREFIX = 'vtask_';
 export function newTaskId(): string {
   return PREFIX + randomBytes(18).toString('base64url');
 }
+
+const TASK_ID = /^vtask_[A-Za-z0-9_-]{24}$/;
+
+/** Whether `text` has the form of a gateway task id; anything else (NUL bytes included) is never looked up. */
+export function isTaskId(text: string): boolean {
+  return TASK_ID.test(text);
+}

@@ -4,6 +4,7 @@ import { returnedRows } from '../database/returned-rows';
 import { BalanceRow, balanceOf, OwnerBalance } from '../metering/quota.service';
 import type { UsageFigures } from '../metering/usage-figures';
 import { Settlement, SUBMITTING, VideoTask } from './video-task.entity';
+import { isTaskId } from './task-ids';
 
 /** A task about to be submitted: every column the submit knows. */
 export type NewVideoTask = Pick<
@@ -76,9 +77,12 @@ export class VideoTaskStore {
     });
   }
 
-  /** The task of a gateway id; null for anything else (an id longer than the column cannot be one). */
+  /**
+   * The task of a gateway id; null for anything else. Only the gateway's own id form is looked
+   * up: PostgreSQL refuses a NUL byte in text, and a guessed id must be a 404, not a 500.
+   */
   async find(id: string): Promise<VideoTask | null> {
-    if (id.length > 64) return null;
+    if (!isTaskId(id)) return null;
     return this.dataSource.getRepository(VideoTask).findOneBy({ id });
   }
 
