@@ -3,6 +3,7 @@ import { ApiKey } from '../src/auth/api-key.entity';
 import { UsageRecord } from '../src/metering/usage-record.entity';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
 import { KEYS } from './support/test-config';
+import { parseSse, type SseItem } from './support/sse';
 
 /**
  * Metering (SPEC.md Limits / Metering and billing, DESIGN.md section 4): one usage record per
@@ -132,25 +133,6 @@ function messagesBody(content = 'Count these words for the bill', extra: Record<
 
 function responsesBody(input = 'Count these words for the bill', extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { model: 'chat-model', input, instructions: 'Be brief.', ...extra };
-}
-
-interface SseItem {
-  event?: string;
-  data: string;
-}
-
-function parseSse(text: string): SseItem[] {
-  return text
-    .split(/\r?\n\r?\n/)
-    .filter((block) => block.trim() !== '')
-    .map((block) => {
-      const item: SseItem = { data: '' };
-      for (const line of block.split(/\r?\n/)) {
-        if (line.startsWith('event:')) item.event = line.slice(6).trim();
-        if (line.startsWith('data:')) item.data += line.slice(5).trim();
-      }
-      return item;
-    });
 }
 
 /** Token figures priced per 1M tokens, summed, rounded once (half up) to whole nano-units. */

@@ -123,8 +123,11 @@ async function adminGet(url: string, path: string): Promise<{ status: number; bo
   return { status: response.status, body: JSON.parse(await response.text()) };
 }
 
-/** A streamed chat call whose first chunk has arrived; `rest()` reads it to its end (or its cut). */
-async function openStream(url: string): Promise<{ requestId: string; finished: boolean; rest(): Promise<string> }> {
+/**
+ * A streamed chat call whose first chunk has arrived; the rest is read at once in the
+ * background, and `rest()` resolves to the whole text when it ends (or is cut off).
+ */
+async function openStream(url: string): Promise<{ status: number; requestId: string; finished: boolean; rest(): Promise<string> }> {
   const response = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' },
@@ -137,20 +140,16 @@ async function openStream(url: string): Promise<{ requestId: string; finished: b
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let text = decoder.decode((await reader.read()).value, { stream: true });
-  const stream = {
-    requestId: response.headers.get('x-request-id') ?? '',
-    finished: false,
-    rest: async (): Promise<string> => {
-      try {
-        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
-      } catch {
-        // cut off by the server: what arrived is the answer
-      }
-      stream.finished = true;
-      return text;
-    },
-  };
-  void stream.rest();
+  const stream = { status: response.status, requestId: response.headers.get('x-request-id') ?? '', finished: false, rest: () => whole };
+  const whole = (async (): Promise<string> => {
+    try {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
+    } catch {
+      // cut off by the server: what arrived is the answer
+    }
+    stream.finished = true;
+    return text;
+  })();
   return stream;
 }
 
@@ -386,34 +385,20 @@ keys: []
           const first = await launch(env);
           await first.waitUntilReady();
 
-          const response = await fetch(`${first.url}/v1/chat/completions`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' },
-            body: JSON.stringify({
-              model: 'chat-model',
-              stream: true,
-              messages: [{ role: 'user', content: 'Please tell a long and slow story about shutting down gracefully' }],
-            }),
-          });
-          const requestId = response.headers.get('x-request-id') ?? '';
-          const reader = response.body!.getReader();
-          const decoder = new TextDecoder();
-          let text = decoder.decode((await reader.read()).value, { stream: true });
+          const stream = await openStream(first.url);
           first.child.kill('SIGTERM');
-          for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-            text += decoder.decode(chunk.value, { stream: true });
-          }
+          const text = await stream.rest();
           await first.waitForExit();
 
           const second = await launch(env);
           await second.waitUntilReady();
-          const usage = await adminGet(second.url, `/admin/usage/${requestId}`);
+          const usage = await adminGet(second.url, `/admin/usage/${stream.requestId}`);
           await second.stop();
 
-          expect(response.status).toBe(200);
+          expect(stream.status).toBe(200);
           expect(text).toContain('data: [DONE]');
           expect(usage.status).toBe(200);
-          expect(usage.body).toMatchObject({ request_id: requestId, stream: true, status: 200, written: true });
+          expect(usage.body).toMatchObject({ request_id: stream.requestId, stream: true, status: 200, written: true });
         } finally {
           await slow.stop();
         }

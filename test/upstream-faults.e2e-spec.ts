@@ -6,6 +6,7 @@ import { GatewayHarness } from './support/gateway-harness';
 import { KEYS } from './support/test-config';
 import type { Failure } from './simulator/upstream-simulator';
 import { until } from './support/until';
+import { parseSse } from './support/sse';
 
 /**
  * Upstream faults (issue 8 point 4) that upstream-lines.e2e-spec.ts leaves out: a body that
@@ -67,25 +68,6 @@ interface Answer {
   headers: Headers;
   text: string;
   requestId: string;
-}
-
-interface SseItem {
-  event?: string;
-  data: string;
-}
-
-function parseSse(text: string): SseItem[] {
-  return text
-    .split(/\r?\n\r?\n/)
-    .filter((block) => block.trim() !== '')
-    .map((block) => {
-      const item: SseItem = { data: '' };
-      for (const line of block.split(/\r?\n/)) {
-        if (line.startsWith('event:')) item.event = line.slice(6).trim();
-        if (line.startsWith('data:')) item.data += line.slice(5).trim();
-      }
-      return item;
-    });
 }
 
 const userMessage = [{ role: 'user' as const, content: 'Tell me about faults' }];

@@ -5,6 +5,7 @@ import { GatewayHarness } from './support/gateway-harness';
 import { KEYS, VENDOR_KEY } from './support/test-config';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
 import { until } from './support/until';
+import { parseSse } from './support/sse';
 
 /**
  * Lines (DESIGN.md section 7): failover before the first byte, cooldown of refused lines,
@@ -93,25 +94,6 @@ function chatBody(model: string, stream = false): Record<string, unknown> {
 
 function messagesBody(model: string, stream = false): Record<string, unknown> {
   return { model, stream, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the lines' }] };
-}
-
-interface SseItem {
-  event?: string;
-  data: string;
-}
-
-function parseSse(text: string): SseItem[] {
-  return text
-    .split(/\r?\n\r?\n/)
-    .filter((block) => block.trim() !== '')
-    .map((block) => {
-      const item: SseItem = { data: '' };
-      for (const line of block.split(/\r?\n/)) {
-        if (line.startsWith('event:')) item.event = line.slice(6).trim();
-        if (line.startsWith('data:')) item.data += line.slice(5).trim();
-      }
-      return item;
-    });
 }
 
 /** A loopback port nothing listens on (for now): connections to it are refused. */

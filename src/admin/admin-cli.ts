@@ -2,7 +2,7 @@ import { GatewayError } from '../common/gateway-error';
 import { AdminStore } from './admin-store';
 import { validated } from './admin-validation';
 import { CreateKeyBody, CreateOwnerBody, MAX_PAGE } from './admin.dto';
-import { amountOf, expiryOf } from './admin.service';
+import { amountOf, expiryOf, keyScope, unknownModels } from './admin.service';
 import { keyView, ownerView } from './admin.views';
 
 export const ADMIN_CLI_USAGE = `Usage: npm run admin -- <command> [arguments]
@@ -110,13 +110,9 @@ export async function runAdminCommand(store: AdminStore, argv: string[], knownMo
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
       const models = required(parsed, 'models').split(',').map((model) => model.trim()).filter((model) => model !== '');
       const body = validated(CreateKeyBody, { owner: required(parsed, 'owner'), models, expires_at: parsed.flags.get('expires') }, 'command');
-      const unknown = knownModels ? body.models.filter((model) => model !== '*' && !knownModels.has(model)) : [];
+      const unknown = knownModels ? unknownModels(body.models, (model) => knownModels.has(model)) : [];
       if (unknown.length > 0) throw new GatewayError('invalid_request', `models: ${unknown.join(', ')} not in the catalog`);
-      const created = await store.createKey({
-        ownerId: body.owner,
-        models: body.models.includes('*') ? ['*'] : [...new Set(body.models)],
-        expiresAt: expiryOf(body.expires_at, 'expires'),
-      });
+      const created = await store.createKey({ ownerId: body.owner, models: keyScope(body.models), expiresAt: expiryOf(body.expires_at, 'expires') });
       return { ...keyView(created.key), key: created.plaintext };
     }
     case 'keys list': {

@@ -57,6 +57,8 @@ export function generateKey(): string {
   return `gk-${randomBytes(24).toString('base64url')}`;
 }
 
+/** Keys with their owner's kind (a project's keys are renewed by the project). */
+const KEYS_FROM = 'FROM api_key k JOIN quota_owner o ON o.id = k.owner_id';
 /** Creation time to the millisecond, as a cursor carries it (PostgreSQL keeps microseconds). */
 const CREATED_MS = `date_trunc('milliseconds', k.created_at)`;
 const OWNER_COLUMNS = `id, kind, budget_nano, spent_nano, reserved_nano, source, created_at, updated_at`;
@@ -198,7 +200,7 @@ export class AdminStore {
     if (ownerId !== undefined) await this.owner(ownerId);
     const cursor = after === undefined ? null : parseKeyCursor(after);
     const rows = await this.dataSource.query<KeyRecord[]>(
-      `SELECT ${KEY_COLUMNS} FROM api_key k JOIN quota_owner o ON o.id = k.owner_id
+      `SELECT ${KEY_COLUMNS} ${KEYS_FROM}
         WHERE ($1::varchar IS NULL OR k.owner_id = $1)
           AND ($2::timestamptz IS NULL OR (${CREATED_MS}, k.id) > ($2::timestamptz, $3::uuid))
         ORDER BY ${CREATED_MS}, k.id LIMIT $4`,
@@ -232,18 +234,14 @@ export class AdminStore {
     if (owner.kind !== 'project') {
       throw new GatewayError('invalid_request', `${JSON.stringify(ownerId)} is a member; a member's keys are renewed one by one (POST /admin/keys/{id}/renew).`);
     }
-    const renewed = returnedRows<{ id: string }>(
-      await this.dataSource.query(`UPDATE api_key SET expires_at = $2, updated_at = now() WHERE owner_id = $1 RETURNING id`, [
-        ownerId,
-        expiresAt,
-      ]),
-    );
-    const ids = new Set(renewed.map((row) => row.id));
-    const keys: KeyRow[] = [];
-    for (let page = await this.keys(ownerId, 500, undefined); ; page = await this.keys(ownerId, 500, page.next!)) {
-      keys.push(...page.rows.filter((key) => ids.has(key.id)));
-      if (page.next === null) return keys;
-    }
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`UPDATE api_key SET expires_at = $2, updated_at = now() WHERE owner_id = $1`, [ownerId, expiresAt]);
+      const rows = await manager.query<KeyRecord[]>(
+        `SELECT ${KEY_COLUMNS} ${KEYS_FROM} WHERE k.owner_id = $1 ORDER BY ${CREATED_MS}, k.id`,
+        [ownerId],
+      );
+      return rows.map(keyOf);
+    });
   }
 
   /** Deletes a key; its usage records stay (they name the key id). */
@@ -267,7 +265,7 @@ export class AdminStore {
   private async keyIn(manager: EntityManager, id: string): Promise<KeyRow> {
     if (!UUID.test(id)) throw keyMissing(id);
     const [row] = await manager.query<KeyRecord[]>(
-      `SELECT ${KEY_COLUMNS} FROM api_key k JOIN quota_owner o ON o.id = k.owner_id WHERE k.id = $1`,
+      `SELECT ${KEY_COLUMNS} ${KEYS_FROM} WHERE k.id = $1`,
       [id],
     );
     if (!row) throw keyMissing(id);

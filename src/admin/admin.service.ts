@@ -40,6 +40,16 @@ export function expiryOf(value: string | null | undefined, field: string): Date 
   return new Date(value);
 }
 
+/** A new key's model scope: `["*"]` when `*` is among the ids, else the ids once each. */
+export function keyScope(models: string[]): string[] {
+  return models.includes('*') ? ['*'] : [...new Set(models)];
+}
+
+/** The ids of a new key's scope that `isKnown` (the catalog) does not know; `*` is always known. */
+export function unknownModels(models: string[], isKnown: (model: string) => boolean): string[] {
+  return models.filter((model) => model !== '*' && !isKnown(model));
+}
+
 function instantOf(value: string | undefined, field: string): Date | undefined {
   return value === undefined ? undefined : expiryOf(value, field)!;
 }
@@ -103,11 +113,11 @@ export class AdminService {
   }
 
   async createKey(body: CreateKeyBody): Promise<CreatedKeyView> {
-    const unknown = body.models.filter((model) => model !== '*' && !this.catalog.find(model));
+    const unknown = unknownModels(body.models, (model) => this.catalog.find(model) !== undefined);
     if (unknown.length > 0) {
       throw new GatewayError('invalid_request', `models: ${unknown.map((model) => JSON.stringify(model)).join(', ')} not in the catalog`);
     }
-    const models = body.models.includes('*') ? ['*'] : [...new Set(body.models)];
+    const models = keyScope(body.models);
     const created = await this.store.createKey({ ownerId: body.owner, models, expiresAt: expiryOf(body.expires_at, 'expires_at') });
     // The key may have been presented (and found unknown) moments ago: forget that answer.
     this.keyService.invalidate(created.key.keySha256);
