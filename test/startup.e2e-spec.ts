@@ -1,89 +1,22 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../src/database/data-source';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
 import { createTestDatabase, TestDatabase } from './support/test-database';
 import { VENDOR_KEY } from './support/test-config';
 import { until } from './support/until';
+import { EXIT_PATIENCE_MS, GatewayProcess, launchGateway, START_PATIENCE_MS } from './support/gateway-process';
 import { openEmbeddedDatabase } from '../src/database/embedded-pool';
 
 /**
  * The built process as an operator runs it (DESIGN.md section 2): `node dist/src/main.js`
- * with GATEWAY_CONFIG, DATA_DIR or DATABASE_URL, PORT and ADMIN_TOKEN. `npm test` builds
- * before jest runs; `npm run build` does it by hand.
+ * with GATEWAY_CONFIG, DATA_DIR or DATABASE_URL, PORT and ADMIN_TOKEN.
  */
-
-const MAIN = resolve(__dirname, '..', 'dist', 'src', 'main.js');
 const ADMIN_TOKEN = 'startup-admin-token';
 const GATEWAY_KEY = 'gk-startup-test-key-0001';
-/** Bounds of polls and waits, far above what a healthy start needs; not measured timings. */
-const START_PATIENCE_MS = 90_000;
-const EXIT_PATIENCE_MS = 30_000;
-
-/** A started gateway process and everything it printed. */
-class GatewayProcess {
-  output = '';
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-
-  constructor(
-    readonly child: ChildProcess,
-    readonly url: string,
-  ) {
-    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
-    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
-    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  }
-
-  get running(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  async waitForExit(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the gateway did not exit in time; it printed:\n${this.output}`)), EXIT_PATIENCE_MS);
-    });
-    try {
-      return await Promise.race([this.exited, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** Polls GET /health/ready until 200; fails if the process exits or the bound passes. */
-  async waitUntilReady(): Promise<void> {
-    const deadline = Date.now() + START_PATIENCE_MS;
-    while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`the gateway exited before it was ready; it printed:\n${this.output}`);
-      const status = await fetch(`${this.url}/health/ready`, { signal: AbortSignal.timeout(5_000) }).then(
-        (response) => response.text().then(() => response.status),
-        () => 0,
-      );
-      if (status === 200) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`the gateway was not ready in time; it printed:\n${this.output}`);
-  }
-
-  /** SIGTERM, then waits for the exit. */
-  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    if (this.running) this.child.kill('SIGTERM');
-    return this.waitForExit();
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function goodConfigYaml(simulatorUrl: string): string {
   return `
@@ -185,17 +118,13 @@ describe('the gateway process', () => {
   let workDir: string;
 
   beforeAll(async () => {
-    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (\`npm test\` does it)`);
     workDir = await mkdtemp(join(tmpdir(), 'gateway-startup-'));
     folders.push(workDir);
   });
 
   afterEach(async () => {
     // A failed test must not leave a gateway running.
-    for (const gateway of processes.splice(0)) {
-      if (gateway.running) gateway.child.kill('SIGKILL');
-      await gateway.exited;
-    }
+    for (const gateway of processes.splice(0)) await gateway.kill();
   });
 
   afterAll(async () => {
@@ -214,15 +143,9 @@ describe('the gateway process', () => {
     return folder;
   }
 
-  /** Starts `node dist/src/main.js` with a clean environment plus `env`. */
+  /** Starts the built gateway with a clean environment plus `env`; afterEach stops it. */
   async function launch(env: Record<string, string | undefined>): Promise<GatewayProcess> {
-    const port = env.PORT ?? String(await freePort());
-    const base: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of ['DATABASE_URL', 'DATA_DIR', 'ADMIN_TOKEN', 'GATEWAY_CONFIG', 'PORT', 'HOST', 'STARTUP_LINE_KEY']) delete base[name];
-    const merged: NodeJS.ProcessEnv = { ...base, HOST: '127.0.0.1', PORT: port, ...env };
-    for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
-    const child = spawn(process.execPath, [MAIN], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
-    const gateway = new GatewayProcess(child, `http://127.0.0.1:${port}`);
+    const gateway = await launchGateway(env);
     processes.push(gateway);
     return gateway;
   }

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { chown, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from './gateway-process';
+
+const run = promisify(execFile);
+
+/**
+ * A throwaway PostgreSQL cluster that a test owns: made from the machine's server binaries
+ * (Debian: apt-get install postgresql) in a temporary folder, listening on loopback only, and
+ * stopped and started again by the test (database faults). initdb refuses to run as root, so
+ * under root the cluster runs as the `postgres` user.
+ */
+export class PgCluster {
+  private running = false;
+
+  private constructor(
+    private readonly bin: string,
+    private readonly folder: string,
+    readonly port: number,
+  ) {}
+
+  /** The folder of the newest installed PostgreSQL's binaries, or undefined. */
+  static async binaries(): Promise<string | undefined> {
+    const versions = await readdir('/usr/lib/postgresql').catch(() => [] as string[]);
+    const newest = versions.filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(a) - Number(b)).at(-1);
+    return newest ? `/usr/lib/postgresql/${newest}/bin` : undefined;
+  }
+
+  static async create(): Promise<PgCluster> {
+    const bin = await PgCluster.binaries();
+    if (!bin) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql (Debian: apt-get install -y postgresql)');
+    const folder = await mkdtemp(join(tmpdir(), 'gateway-cluster-'));
+    if (isRoot()) await chown(folder, ...(await postgresIds()));
+    const cluster = new PgCluster(bin, folder, await freePort());
+    await cluster.asOwner('initdb', ['-D', cluster.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
+    await cluster.start();
+    return cluster;
+  }
+
+  /** The cluster's `postgres` database; tests create their own databases in it. */
+  get url(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  /** A URL of another database on this cluster. */
+  urlOf(database: string): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  private get dataDir(): string {
+    return join(this.folder, 'data');
+  }
+
+  /** Starts the server on the same port and waits until it accepts connections. */
+  async start(): Promise<void> {
+    const options = `-p ${this.port} -k ${this.folder} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+    await this.asOwner('pg_ctl', ['-D', this.dataDir, '-l', join(this.folder, 'server.log'), '-w', '-t', '60', '-o', options, 'start']);
+    this.running = true;
+  }
+
+  /**
+   * Stops the server. `fast` (the default) ends every session and shuts down cleanly, as an
+   * operator's restart does; `immediate` is a crash: no checkpoint, recovery at the next start.
+   */
+  async stop(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
+    await this.asOwner('pg_ctl', ['-D', this.dataDir, '-m', mode, '-w', '-t', '60', 'stop']);
+    this.running = false;
+  }
+
+  /** The server's log, for a failing test's message. */
+  log(): Promise<string> {
+    return readFile(join(this.folder, 'server.log'), 'utf8').catch(() => '');
+  }
+
+  /** Stops the server if it runs and removes its folder. */
+  async destroy(): Promise<void> {
+    if (this.running) await this.stop('immediate').catch(() => undefined);
+    await rm(this.folder, { recursive: true, force: true });
+  }
+
+  private async asOwner(program: string, args: string[]): Promise<void> {
+    const [file, argv] = isRoot() ? ['runuser', ['-u', 'postgres', '--', join(this.bin, program), ...args]] : [join(this.bin, program), args];
+    try {
+      await run(file, argv, { timeout: 120_000 });
+    } catch (error) {
+      const failure = error as { stderr?: string; message: string };
+      throw new Error(`${program} ${args.join(' ')} failed: ${failure.stderr || failure.message}\n${await this.log()}`);
+    }
+  }
+}
+
+function isRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+async function postgresIds(): Promise<[number, number]> {
+  const { stdout } = await run('id', ['-u', 'postgres']);
+  const { stdout: group } = await run('id', ['-g', 'postgres']);
+  return [Number(stdout.trim()), Number(group.trim())];
+}
