@@ -8,6 +8,7 @@ import type { GatewayOptions } from './gateway-options';
 import { GatewayExceptionFilter } from './common/gateway-exception.filter';
 import './common/request-state';
 import { readBody } from './common/body-reader';
+import { answerClientError } from './common/client-errors';
 import type { DestinationStream } from 'pino';
 import { createGatewayLog } from './observability/call-log';
 import { CallTelemetry } from './observability/call-telemetry';
@@ -51,6 +52,8 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     requestTimeout: options.server.requestTimeoutMs,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
+    // 408, 431 and 400 from Node's parser in the gateway's error shape, with a request id.
+    clientErrorHandler: answerClientError,
     // Path parameters as long as the longest id they carry (owner and model ids: 128 characters).
     routerOptions: { maxParamLength: 256 },
     logger: false,

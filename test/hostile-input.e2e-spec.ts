@@ -442,6 +442,8 @@ describe('hostile input', () => {
         headers: { 'x-padding': 'a'.repeat(20 * 1024) },
       });
       expect(answer.status).toBe(431);
+      expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(JSON.parse(answer.text)).toEqual({ error: { message: expect.stringContaining('16 KiB'), type: 'invalid_request_error', code: null } });
       expect(gateway.simulator.requests).toHaveLength(0);
       await expectStillServing();
     });
@@ -463,7 +465,10 @@ describe('hostile input', () => {
       let isClosed = false;
       void closed.then(() => (isClosed = true));
       await until(() => isClosed, 'the stalled request to be cut off', REQUEST_TIMEOUT_MS * 8);
-      expect(received).toMatch(/^HTTP\/1\.1 408/);
+      expect(received).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+      expect(received).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
+      const body = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4));
+      expect(body).toEqual({ error: { message: expect.stringContaining('REQUEST_TIMEOUT_MS'), type: 'invalid_request_error', code: null } });
       expect(gateway.simulator.requests.filter((request) => request.path.startsWith('/v1/chat'))).toHaveLength(1);
     });
 
