@@ -381,6 +381,48 @@ describe('upstream faults', () => {
         costNano: costOf(12, 2),
       });
     });
+    it('passes a chat stream that carries the upstream\'s error chunk through, the openai SDK raises it, and the record names it', async () => {
+      const error = { message: 'The engine is currently overloaded.', type: 'server_error', param: null, code: null };
+      const chunks = [chatChunk({ role: 'assistant', content: 'Hello' }), chatUsageChunk(9, 1), `data: ${JSON.stringify({ error })}\n\n`];
+      harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks));
+
+      const stream = await openai.chat.completions.create({ ...chatBody('pair-model', true), stream: true, stream_options: { include_usage: true } } as never);
+      const seen: string[] = [];
+      const reading = (async () => {
+        for await (const chunk of stream as unknown as AsyncIterable<{ choices: Array<{ delta: { content?: string } }> }>) seen.push(chunk.choices[0]?.delta.content ?? '');
+      })();
+
+      await expect(reading).rejects.toMatchObject({ message: expect.stringContaining('overloaded') });
+      expect(seen).toContain('Hello');
+      expect(harness.simulator.requests).toHaveLength(1);
+      expect(await recordOf(lastRequestId)).toMatchObject({ line: 'line-a', stream: true, status: 200, errorCode: 'upstream_error_in_stream', costNano: costOf(9, 1) });
+    });
+
+    it('passes a messages stream that carries the upstream\'s error event through unchanged, and the record names it', async () => {
+      const chunks = [
+        `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { id: 'msg_faults', type: 'message', role: 'assistant', model: UPSTREAM_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 7, output_tokens: 1 } } })}\n\n`,
+        `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`,
+      ];
+      harness.simulator.failNext(MESSAGES_PATH, raw('text/event-stream', chunks));
+
+      const answer = await post(MESSAGES_PATH, { model: 'pair-model', max_tokens: 64, stream: true, messages: userMessage });
+
+      expect(answer.status).toBe(200);
+      expect(answer.text).toBe(chunks.join(''));
+      expect(await recordOf(answer.requestId)).toMatchObject({ interface: 'messages', stream: true, status: 200, errorCode: 'upstream_error_in_stream', costNano: costOf(7, 1) });
+    });
+
+    it('records a responses stream that ends in response.failed as an upstream error in the stream', async () => {
+      const failed = { type: 'response.failed', sequence_number: 1, response: { id: 'resp_faults', object: 'response', status: 'failed', error: { code: 'server_error', message: 'boom' }, output: [], usage: null } };
+      const chunks = [`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`];
+      harness.simulator.failNext(RESPONSES_PATH, raw('text/event-stream', chunks));
+
+      const answer = await post(RESPONSES_PATH, { model: 'quick-model', input: 'Tell me about faults', stream: true });
+
+      expect(answer.status).toBe(200);
+      expect(answer.text).toBe(chunks.join(''));
+      expect(await recordOf(answer.requestId)).toMatchObject({ interface: 'responses', stream: true, status: 200, errorCode: 'upstream_error_in_stream' });
+    });
   });
 
   describe('answers that are not what their status says, on translated calls', () => {

@@ -1,4 +1,4 @@
-import { answerProblem, ChatMeter, MessagesMeter } from './response-meter';
+import { answerProblem, ChatMeter, isErrorEvent, MessagesMeter, ResponsesMeter } from './response-meter';
 
 describe(answerProblem.name, () => {
   it('finds nothing wrong with an answer object, a null `error` member included', () => {
@@ -25,5 +25,53 @@ describe('meters of JSON answers', () => {
 
     expect(broken.errorCode()).toBe('upstream_unreadable_answer');
     expect(fine.errorCode()).toBeNull();
+  });
+});
+
+describe(isErrorEvent.name, () => {
+  const event = (data: unknown, name?: string) => Buffer.from(`${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+
+  it('finds the error chunk of chat, and the error event of messages and responses', () => {
+    expect(isErrorEvent(event({ error: { message: 'overloaded', type: 'server_error' } }))).toBe(true);
+    expect(isErrorEvent(event({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'error'))).toBe(true);
+    expect(isErrorEvent(event({ type: 'error', code: 'server_error', message: 'boom', sequence_number: 4 }, 'error'))).toBe(true);
+  });
+
+  it('leaves ordinary events alone, the word error in their text and a null error member included', () => {
+    expect(isErrorEvent(event({ choices: [{ index: 0, delta: { content: 'an "error" in the text' } }] }))).toBe(false);
+    expect(isErrorEvent(event({ type: 'response.completed', response: { status: 'completed', error: null } }, 'response.completed'))).toBe(false);
+    expect(isErrorEvent(Buffer.from('data: [DONE]\n\n'))).toBe(false);
+    expect(isErrorEvent(Buffer.from(': "error"\n\n'))).toBe(false);
+  });
+});
+
+describe('meters of streams', () => {
+  const event = (data: unknown, name?: string) => Buffer.from(`${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+
+  it('report an error the upstream sent inside the stream, and keep the figures seen before it', () => {
+    const chat = new ChatMeter(true);
+    chat.readEvent(event({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }));
+    chat.readEvent(event({ error: { message: 'overloaded' } }));
+    const messages = new MessagesMeter();
+    messages.readEvent(event({ type: 'message_start', message: { usage: { input_tokens: 4, output_tokens: 1 } } }, 'message_start'));
+    messages.readEvent(event({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'error'));
+    const failed = new ResponsesMeter();
+    failed.readEvent(event({ type: 'response.failed', response: { status: 'failed', error: { code: 'server_error' }, usage: null } }, 'response.failed'));
+
+    expect(chat.errorCode()).toBe('upstream_error_in_stream');
+    expect(chat.figures()).toMatchObject({ input_tokens: 5, output_tokens: 2 });
+    expect(messages.errorCode()).toBe('upstream_error_in_stream');
+    expect(messages.figures()).toMatchObject({ input_tokens: 4 });
+    expect(failed.errorCode()).toBe('upstream_error_in_stream');
+  });
+
+  it('report nothing for a stream that ends normally', () => {
+    const responses = new ResponsesMeter();
+    responses.readEvent(event({ type: 'response.completed', response: { status: 'completed', error: null, usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 } } }, 'response.completed'));
+    const chat = new ChatMeter(false);
+    chat.readEvent(event({ choices: [{ index: 0, delta: { content: 'hi' } }] }));
+
+    expect(responses.errorCode()).toBeNull();
+    expect(chat.errorCode()).toBeNull();
   });
 });

@@ -24,6 +24,8 @@ export interface ResponseMeter {
 }
 
 const USAGE_KEY = Buffer.from('"usage"');
+/** In every protocol an error event's data names `error` (a member, or `"type":"error"`). */
+const ERROR_WORD = Buffer.from('"error"');
 
 /** The JSON value of a text, or undefined when it is not JSON (upstream answers are not trusted). */
 export function parseJson(text: string): unknown {
@@ -56,6 +58,21 @@ export function answerProblem(answer: unknown): string | null {
 }
 
 /**
+ * Whether one raw SSE event is the upstream reporting an error inside a stream it began with
+ * 2xx: chat's `{"error": …}` chunk, the messages and responses `error` event (`"type":"error"`).
+ * Most events are ruled out by one byte search.
+ */
+export function isErrorEvent(raw: Buffer): boolean {
+  if (raw.indexOf(ERROR_WORD) === -1) return false;
+  const data = eventData(raw);
+  const error = field(data, 'error');
+  return (error !== undefined && error !== null) || field(data, 'type') === 'error';
+}
+
+/** The record's code for a stream that carried the upstream's own error event. */
+export const ERROR_IN_STREAM = 'upstream_error_in_stream';
+
+/**
  * Chat-completions: usage comes in the final chunk (`choices: []`) that the gateway asked for
  * with `stream_options.include_usage`; a client that did not ask for it does not get it.
  */
@@ -76,6 +93,7 @@ export class ChatMeter implements ResponseMeter {
   }
 
   readEvent(raw: Buffer): boolean {
+    if (isErrorEvent(raw)) this.problem = ERROR_IN_STREAM;
     if (raw.indexOf(USAGE_KEY) === -1) return true;
     const chunk = eventData(raw);
     const usage = field(chunk, 'usage');
@@ -113,8 +131,13 @@ export class ResponsesMeter implements ResponseMeter {
   }
 
   readEvent(raw: Buffer): boolean {
-    if (!RESPONSE_FINAL_EVENTS.some((name) => raw.indexOf(name) !== -1)) return true;
-    const usage = field(field(eventData(raw), 'response'), 'usage');
+    if (!RESPONSE_FINAL_EVENTS.some((name) => raw.indexOf(name) !== -1)) {
+      if (isErrorEvent(raw)) this.problem = ERROR_IN_STREAM;
+      return true;
+    }
+    const data = eventData(raw);
+    if (field(data, 'type') === 'response.failed') this.problem = ERROR_IN_STREAM;
+    const usage = field(field(data, 'response'), 'usage');
     this.usage = responsesUsageFigures(usage) ?? this.usage;
     return true;
   }
@@ -147,6 +170,7 @@ export class MessagesMeter implements ResponseMeter {
   }
 
   readEvent(raw: Buffer): boolean {
+    if (isErrorEvent(raw)) this.problem = ERROR_IN_STREAM;
     const isStart = raw.indexOf(MESSAGE_START) !== -1;
     if (!isStart && raw.indexOf(MESSAGE_DELTA) === -1) return true;
     const data = eventData(raw);
