@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chown, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chown, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,7 @@ const run = promisify(execFile);
  */
 export class PgCluster {
   private running = false;
+  private paused = false;
 
   private constructor(
     private readonly bin: string,
@@ -70,6 +71,53 @@ export class PgCluster {
     this.running = false;
   }
 
+  /**
+   * Freezes the server without ending anything: SIGSTOP to the postmaster, so open sessions go on
+   * while new connections wait in the listen queue; resume() lets them all in at once (replicas
+   * that start together then reach the database together). Always resume before stop/destroy.
+   */
+  async pause(): Promise<void> {
+    process.kill(await this.postmasterPid(), 'SIGSTOP');
+    this.paused = true;
+  }
+
+  async resume(): Promise<void> {
+    if (!this.paused) return;
+    process.kill(await this.postmasterPid(), 'SIGCONT');
+    this.paused = false;
+  }
+
+  /**
+   * Whether process `pid` holds a connection to the server, established as far as the kernel is
+   * concerned (one still waiting in the listen queue of a paused server counts): its sockets,
+   * from /proc/<pid>/fd, matched against /proc/net/tcp(6).
+   */
+  async isConnected(pid: number): Promise<boolean> {
+    const port = `:${this.port.toString(16).toUpperCase().padStart(4, '0')}`;
+    const sockets = new Set<string>();
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      const text = await readFile(table, 'utf8').catch(() => '');
+      for (const line of text.split('\n').slice(1)) {
+        const fields = line.trim().split(/\s+/);
+        // remote address, state (01: established), inode
+        if (fields[2]?.endsWith(port) && fields[3] === '01') sockets.add(fields[9]);
+      }
+    }
+    const descriptors = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+    for (const descriptor of descriptors) {
+      const target = await readlink(`/proc/${pid}/fd/${descriptor}`).catch(() => '');
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode && sockets.has(inode)) return true;
+    }
+    return false;
+  }
+
+  private async postmasterPid(): Promise<number> {
+    const pid = Number((await readFile(join(this.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no postmaster pid in ${this.dataDir}`);
+    return pid;
+  }
+
   /** The server's log, for a failing test's message. */
   log(): Promise<string> {
     return readFile(join(this.folder, 'server.log'), 'utf8').catch(() => '');
@@ -77,6 +125,7 @@ export class PgCluster {
 
   /** Stops the server if it runs and removes its folder. */
   async destroy(): Promise<void> {
+    await this.resume().catch(() => undefined);
     if (this.running) await this.stop('immediate').catch(() => undefined);
     await rm(this.folder, { recursive: true, force: true });
   }
