@@ -103,7 +103,9 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
     this.queue.push(draft);
     this.queuedById.set(draft.requestId, draft);
     this.quota.addUnwritten(draft.ownerId, draft.costNano);
-    if (this.queue.length >= this.settings.batchSize) this.flushSoon(0);
+    // A full batch goes at once, unless writes are failing: then the back-off timer decides, or
+    // every new record would retry at once against a database that is away.
+    if (this.queue.length >= this.settings.batchSize && this.failures === 0) this.flushSoon(0);
     else this.flushSoon(this.settings.flushIntervalMs);
   }
 
@@ -145,7 +147,11 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
       await this.flush();
     }
     if (this.queue.length > 0) {
-      this.logger.error(`${this.queue.length} usage records could not be written before shutdown`);
+      this.logger.error(`${this.queue.length} usage records could not be written before shutdown; each follows, to be stored by hand`);
+      // The process ends with them: the log is the only copy left of these billed calls.
+      for (const draft of this.queue) {
+        this.logger.error(`usage record ${draft.requestId} not written before shutdown: ${JSON.stringify(draftForLog(draft))}`);
+      }
     }
     this.stopped = true;
   }
