@@ -155,9 +155,37 @@ export function isEventStream(opened: OpenedResponse): boolean {
   return typeof type === 'string' && type.startsWith('text/event-stream');
 }
 
-export async function readWhole(opened: OpenedResponse): Promise<Buffer> {
+/**
+ * The whole upstream body. Read with `data` events rather than an async iterator: the
+ * iterator's promise per chunk and its stream bookkeeping cost a few microseconds per call.
+ */
+export function readWhole(opened: OpenedResponse): Promise<Buffer> {
+  if (opened.bufferedBody) return Promise.resolve(opened.bufferedBody);
+  const body = opened.body;
+  if (body.destroyed || body.readableEnded) return readRest(body);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    let ended = false;
+    body.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      length += chunk.length;
+    });
+    body.once('end', () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+    });
+    body.once('error', reject);
+    body.once('close', () => {
+      if (!ended) reject(body.errored ?? new Error('The upstream body closed before its end.'));
+    });
+  });
+}
+
+/** A body that ended or broke before anyone read it: the iterator knows how to report either. */
+async function readRest(body: OpenedResponse['body']): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of opened.body) chunks.push(chunk as Buffer);
+  for await (const chunk of body) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
 
