@@ -508,6 +508,27 @@ describe('translated streams', () => {
     });
   });
 
+  describe('the upstream connection', () => {
+    it.each([
+      ['responses', 'msg-only'],
+      ['responses', 'chat-only'],
+      ['messages', 'resp-only'],
+      ['messages', 'chat-only'],
+    ] as const)('is kept alive and used again after a %s stream on %s ends', async (entry, model) => {
+      for (let round = 0; round < 3; round++) {
+        if (entry === 'responses') await openai.responses.stream({ model, input: `Round ${round}` }).finalResponse();
+        else await anthropic.messages.stream({ model, max_tokens: 256, messages: [{ role: 'user', content: `Round ${round}` }] }).finalMessage();
+      }
+
+      const ports = gateway.simulator.requests.map((request) => request.clientPort);
+      expect(ports).toHaveLength(3);
+      expect(new Set(ports).size).toBe(1);
+      for (const headers of received) {
+        expect(await gateway.usageRecord(headers.get('x-request-id') ?? '')).toMatchObject({ stream: true, status: 200, errorCode: null });
+      }
+    });
+  });
+
   describe('keep-alive pings', () => {
     it.each([
       ['chat-only', '/v1/chat/completions'],

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { GatewayError, statusOf } from '../common/gateway-error';
 import { dialectOfPath, errorBody } from '../common/error-body';
 import type { InterfaceName } from '../config/gateway-config';
@@ -187,6 +188,33 @@ async function readRest(body: OpenedResponse['body']): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** What may still follow an answer's last event before the connection is given up instead. */
+const REST_LIMIT_BYTES = 1 << 20;
+const REST_PATIENCE_MS = 5_000;
+
+/**
+ * Reads and drops what is left of an upstream body nobody needs any more (a translated stream
+ * after its final event); resolves when the body is done with, so that its keep-alive
+ * connection serves the next call. An upstream that goes on past REST_LIMIT_BYTES or REST_PATIENCE_MS
+ * loses its connection (the body is destroyed, which aborts the request).
+ */
+export function dropRest(body: Readable): Promise<void> {
+  if (body.destroyed || body.readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    let size = 0;
+    const timer = setTimeout(() => body.destroy(), REST_PATIENCE_MS);
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > REST_LIMIT_BYTES) body.destroy();
+    });
+    body.on('error', () => undefined);
+    body.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /** Resolves when the client can take more bytes; rejects when it went away. */

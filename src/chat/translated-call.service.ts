@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { GatewayError } from '../common/gateway-error';
 import type { UsageFigures } from '../metering/usage-figures';
 import type { OpenedResponse } from '../upstream/forward.service';
@@ -14,7 +15,7 @@ import { messagesPingEvent } from '../translation/messages/encode-messages-strea
 import { planTranslation, translateAnswer, translateError, translateStream, TranslationPlan } from '../translation/translate';
 import type { TranslatableEntry } from '../translation/translation-routes';
 import type { CallOutcome } from './call-recorder';
-import { drained, ForwardedCall, isEventStream, readWhole } from './forwarded-call';
+import { drained, dropRest, ForwardedCall, isEventStream, readWhole } from './forwarded-call';
 import { withKeepAlive } from './keep-alive';
 import { TranslationContextProvider } from './translation-context.provider';
 
@@ -27,11 +28,13 @@ export const TRANSLATION_SETTINGS = Symbol('TRANSLATION_SETTINGS');
 /**
  * The upstream body, ending quietly where it breaks off: the protocol decoders then see a
  * stream that ended early and report it in the client's protocol (an in-stream error event).
- * `onBreak` learns why, for the usage record.
+ * `onBreak` learns why, for the usage record. A decoder that stops reading before the body's
+ * end (it has its final event) leaves the body as it is: the caller decides what becomes of
+ * the rest (see pipeStream).
  */
-async function* untilBroken(body: AsyncIterable<unknown>, onBreak: (error: unknown) => void): AsyncGenerator<Uint8Array> {
+async function* untilBroken(body: Readable, onBreak: (error: unknown) => void): AsyncGenerator<Uint8Array> {
   try {
-    for await (const chunk of body) yield chunk as Uint8Array;
+    for await (const chunk of body.iterator({ destroyOnReturn: false })) yield chunk as Uint8Array;
   } catch (error) {
     onBreak(error);
   }
@@ -159,11 +162,20 @@ export class TranslatedCallService {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
     });
-    for await (const event of events) {
-      if (response.destroyed) throw new Error('client closed');
-      if (event.event === 'error') failed = true;
-      if (!response.write(encodeSseEvent(event))) await drained(response);
+    try {
+      for await (const event of events) {
+        if (response.destroyed) throw new Error('client closed');
+        if (event.event === 'error') failed = true;
+        if (!response.write(encodeSseEvent(event))) await drained(response);
+      }
+    } catch (error) {
+      opened.body.destroy();
+      throw error;
     }
+    // After the final event the rest of a good stream (its end, as a rule) is read, so the
+    // upstream connection serves the next call; a stream that went wrong is cut off at once.
+    if (failed) opened.body.destroy();
+    else await dropRest(opened.body);
     response.end();
     return {
       status: opened.statusCode,

@@ -9,6 +9,8 @@ export interface RecordedRequest {
   body: Buffer;
   /** Parsed body when it was valid JSON. */
   json?: unknown;
+  /** The client's port of the connection it came on: equal ports mean a reused keep-alive connection. */
+  clientPort?: number;
 }
 
 /**

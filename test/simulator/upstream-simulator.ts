@@ -251,7 +251,7 @@ function recordRequest(request: IncomingMessage, path: string, body: Buffer): Re
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined) headers[name] = value;
   }
-  const recorded: RecordedRequest = { method: request.method ?? 'GET', path, headers, body };
+  const recorded: RecordedRequest = { method: request.method ?? 'GET', path, headers, body, clientPort: request.socket.remotePort };
   // A form (image edits) is never JSON: skip decoding and parsing up to 30 MiB for nothing.
   if (headers['content-type']?.toString().startsWith('multipart/form-data')) return recorded;
   try {
