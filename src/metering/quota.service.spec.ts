@@ -187,6 +187,27 @@ describe(QuotaService.name, () => {
       expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
     });
 
+    it('keeps the balance a write returned over an older read that was answered after it', async () => {
+      const id = await owner({ budget: units(10) });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // The read sees the row before the write, but its answer arrives after the write's.
+      const slowReads = { query: async (sql: string, parameters: unknown[]) => {
+        const rows = await dataSource.query(sql, parameters);
+        await held;
+        return rows;
+      } } as unknown as DataSource;
+      const { quota } = service(slowReads);
+
+      const reading = quota.admit(id);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      quota.written(id, units(10), await setSpent(id, units(10)));
+      release();
+
+      expect((await refusal(reading)).code).toBe('insufficient_quota');
+      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+    });
+
     it('keeps admitting on the last known balance while the database is away', async () => {
       const id = await owner({ budget: units(10) });
       const failing = new FailingQueries(dataSource);

@@ -33,14 +33,17 @@ export const QUOTA_SETTINGS = Symbol('QUOTA_SETTINGS');
 interface CachedBalance {
   balance: OwnerBalance;
   loadedAt: number;
+  /** Counts the balances this replica took for the owner, so a slow read cannot replace a newer one. */
+  version: number;
 }
 
 /**
  * Admission against an owner's budget (DESIGN.md section 4: admitted while
  * spent + reserved < budget). Balances come from a short-lived in-process cache; spend this
  * replica has metered but not yet written counts at once, so a burst cannot outrun the
- * batched writer. Across replicas the overshoot is bounded by the calls in flight plus one
- * cache TTL of spend.
+ * batched writer. Across replicas the overshoot is bounded by the calls in flight plus the
+ * calls admitted while another replica's spend is on its way: one flush interval of its writer
+ * and one TTL of this cache (README "Several replicas").
  */
 @Injectable()
 export class QuotaService {
@@ -77,7 +80,7 @@ export class QuotaService {
 
   /** The owner's row as a write just left it (a reservation, a release, a settlement). */
   observed(ownerId: string, balance: OwnerBalance): void {
-    this.balances.set(ownerId, { balance, loadedAt: this.clock.now() });
+    this.keep(ownerId, balance);
   }
 
   /** The queued cost is now in the database; `balance` is the row as the write left it. */
@@ -85,7 +88,12 @@ export class QuotaService {
     const left = (this.unwritten.get(ownerId) ?? 0n) - costNano;
     if (left > 0n) this.unwritten.set(ownerId, left);
     else this.unwritten.delete(ownerId);
-    if (balance) this.balances.set(ownerId, { balance, loadedAt: this.clock.now() });
+    if (balance) this.keep(ownerId, balance);
+  }
+
+  private keep(ownerId: string, balance: OwnerBalance): void {
+    const version = (this.balances.get(ownerId)?.version ?? 0) + 1;
+    this.balances.set(ownerId, { balance, loadedAt: this.clock.now(), version });
   }
 
   private balance(ownerId: string): Promise<OwnerBalance | null> {
@@ -108,9 +116,11 @@ export class QuotaService {
         [ownerId],
       );
       if (!rows[0]) return null;
-      const balance = balanceOf(rows[0]);
-      this.balances.set(ownerId, { balance, loadedAt: this.clock.now() });
-      return balance;
+      // A write that returned the row while this read was on its way knows better.
+      const newer = this.balances.get(ownerId);
+      if (newer && newer.version !== stale?.version) return newer.balance;
+      this.keep(ownerId, balanceOf(rows[0]));
+      return this.balances.get(ownerId)!.balance;
     } catch {
       // The database is away: keep admitting on the last known balance.
       if (stale) return stale.balance;
