@@ -14,6 +14,7 @@ import { UsageRecord } from '../src/metering/usage-record.entity';
 import { GatewayHarness } from './support/gateway-harness';
 import { IMAGE_KEYS, IMAGE_PATHS, imagesConfigYaml, rawRequest, RawAnswer } from './support/images-kit';
 import { until } from './support/until';
+import { VENDOR_KEY } from './support/test-config';
 
 /**
  * Vendor-c text to speech (SPEC.md Endpoints speech row, Events, Errors "Speech", Metering;
@@ -93,13 +94,20 @@ function gatewayError(code: string | null, type: string, statusCode: number) {
  * imagesConfigYaml plus a speech model on a line with one slot (to see whether a left call still
  * holds it, and to fill it) and one on a line that times out after 300 ms.
  */
+const WRONG_VENDOR_KEY = 'vendor-key-the-vendor-refuses';
+
 function speechConfigYaml(simulator: string): string {
   const yaml = imagesConfigYaml(simulator);
   const narrowLine = `upstreams:\n  - id: line-narrow\n    base_url: ${simulator}\n    api_key: \${TEST_VENDOR_KEY}\n    max_concurrency: 1\n`;
   const narrowModel = `models:\n  - id: speech-narrow\n    upstream_model: ${UPSTREAM_MODEL}\n    interfaces: [speech_c]\n    lines: [line-narrow]\n    prices: { input_characters: 100 }\n`;
   const slowLine = `  - id: line-slow\n    base_url: ${simulator}\n    api_key: \${TEST_VENDOR_KEY}\n    timeout_ms: 300\n`;
   const slowModel = `  - id: speech-slow\n    upstream_model: ${UPSTREAM_MODEL}\n    interfaces: [speech_c]\n    lines: [line-slow]\n    prices: { input_characters: 100 }\n`;
-  return yaml.replace('upstreams:\n', narrowLine + slowLine).replace('models:\n', narrowModel + slowModel);
+  // A line whose vendor key the vendor does not accept (it answers 200 with base_resp 1004).
+  const wrongLine = `  - id: line-wrong-key\n    base_url: ${simulator}\n    api_key: ${WRONG_VENDOR_KEY}\n`;
+  const wrongModels =
+    `  - id: speech-wrong-key\n    upstream_model: ${UPSTREAM_MODEL}\n    interfaces: [speech_c]\n    lines: [line-wrong-key]\n    prices: { input_characters: 100 }\n` +
+    `  - id: speech-failover\n    upstream_model: ${UPSTREAM_MODEL}\n    interfaces: [speech_c]\n    lines: [line-wrong-key, line-a]\n    prices: { input_characters: 100 }\n`;
+  return yaml.replace('upstreams:\n', narrowLine + slowLine + wrongLine).replace('models:\n', narrowModel + slowModel + wrongModels);
 }
 
 
@@ -369,6 +377,33 @@ describe('speech (vendor-c t2a_v2)', () => {
       });
       expect(answer.text).not.toContain('secret-abc');
       expect(await gateway.usageRecord(requestIdOf(answer))).toMatchObject({ status: 502, errorCode: 'upstream_failed', usage: null, costNano: 0n });
+    });
+
+    it.each([false, true])(
+      "a line whose key the vendor refuses (200 with base_resp 1004, stream %s) becomes 502 upstream_failed with base_resp 1000, not the vendor's answer",
+      async (stream) => {
+        const answer = await post(speechBody('refused line', { stream }, 'speech-wrong-key'));
+
+        expect({ status: answer.status, body: JSON.parse(answer.text) }).toEqual({
+          status: 502,
+          body: gatewayError('upstream_failed', 'upstream_error', 1000),
+        });
+        expect(answer.text).not.toContain('login fail');
+        expect(gateway.simulator.requests).toHaveLength(1);
+        expect(gateway.simulator.requests[0].headers.authorization).toBe(`Bearer ${WRONG_VENDOR_KEY}`);
+        expect(await gateway.usageRecord(requestIdOf(answer))).toMatchObject({ line: 'line-wrong-key', status: 502, errorCode: 'upstream_failed', usage: null, costNano: 0n });
+      },
+    );
+
+    it.each([false, true])('a refused line key moves the call to the next line (stream %s), which answers and is billed', async (stream) => {
+      const answer = await post(speechBody('moved on', { stream }, 'speech-failover'));
+
+      expect(answer.status).toBe(200);
+      expect(answer.text).toContain('"status_code":0');
+      expect(gateway.simulator.requests.map((request) => request.headers.authorization)).toEqual([`Bearer ${WRONG_VENDOR_KEY}`, `Bearer ${VENDOR_KEY}`]);
+      const record = await gateway.usageRecord(requestIdOf(answer));
+      expect(record).toMatchObject({ line: 'line-a', status: 200, errorCode: null });
+      expect(record?.costNano).toBeGreaterThan(0n);
     });
 
     it('an upstream 500 comes back with its status and body unchanged, unbilled', async () => {

@@ -80,9 +80,10 @@ export class ForwardService {
       }
       let answer = outcome.answer;
       let credentialsRefused = isCredentialStatus(answer.statusCode);
-      if (mayRefuseCredentialsInBody(request.entry, answer.statusCode)) {
-        answer = await buffered(answer);
-        credentialsRefused = refusesCredentialsInBody(answer.bufferedBody);
+      if (mayRefuseCredentialsInBody(request.entry, answer.statusCode, answer.headers['content-type'] as string | undefined)) {
+        // A 2xx may be the answer itself: read whole, never cut at the error-body limit.
+        answer = await buffered(answer, answer.statusCode < 300 ? Infinity : MAX_BUFFERED_ERROR_BYTES);
+        credentialsRefused = refusesCredentialsInBody(request.entry, answer.bufferedBody);
       }
       if (credentialsRefused) {
         await discard(answer);
@@ -185,14 +186,17 @@ async function discard(answer: OpenedResponse): Promise<void> {
   }
 }
 
-/** Reads a failed answer completely, so its line is freed while the next line is tried. */
-async function buffered(answer: OpenedResponse): Promise<OpenedResponse> {
+/**
+ * Reads an answer completely, so its line is freed while the next line is tried; of a failed
+ * answer only the first `limit` bytes are kept.
+ */
+async function buffered(answer: OpenedResponse, limit = MAX_BUFFERED_ERROR_BYTES): Promise<OpenedResponse> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of answer.body) {
       size += (chunk as Buffer).length;
-      if (size <= MAX_BUFFERED_ERROR_BYTES) chunks.push(chunk as Buffer);
+      if (size <= limit) chunks.push(chunk as Buffer);
     }
   } catch {
     // A broken error body still counts as that line's answer.

@@ -39,16 +39,32 @@ export function isCredentialStatus(status: number): boolean {
 }
 
 const API_KEY_INVALID = Buffer.from('"API_KEY_INVALID"');
+/** A speech refusal is a short JSON; an answer longer than this carries audio and is no refusal. */
+const SPEECH_REFUSAL_MAX_BYTES = 64 * 1024;
+/** The speech family's `base_resp.status_code` for a key it does not accept. */
+const SPEECH_LOGIN_FAILED = 1004;
 
 /**
- * Whether an answer of this status needs its body read to tell a credential refusal: the
- * generateContent family answers a wrong key with 400 and `ErrorInfo.reason` API_KEY_INVALID.
+ * Whether an answer needs its body read to tell a credential refusal: the generateContent
+ * family answers a wrong key with 400 and `ErrorInfo.reason` API_KEY_INVALID; the speech family
+ * (vendor-c t2a_v2) with HTTP 200 and a JSON body whose `base_resp.status_code` is 1004, in
+ * streaming mode as well.
  */
-export function mayRefuseCredentialsInBody(entry: InterfaceName, status: number): boolean {
-  return entry === 'images_c' && status === 400;
+export function mayRefuseCredentialsInBody(entry: InterfaceName, status: number, contentType?: string): boolean {
+  if (entry === 'images_c') return status === 400;
+  if (entry === 'speech_c') return status === 200 && (contentType ?? '').startsWith('application/json');
+  return false;
 }
 
 /** A body (read because of `mayRefuseCredentialsInBody`) that refuses the line's key. */
-export function refusesCredentialsInBody(body: Buffer | undefined): boolean {
-  return body !== undefined && body.includes(API_KEY_INVALID);
+export function refusesCredentialsInBody(entry: InterfaceName, body: Buffer | undefined): boolean {
+  if (body === undefined) return false;
+  if (entry !== 'speech_c') return body.includes(API_KEY_INVALID);
+  if (body.length > SPEECH_REFUSAL_MAX_BYTES) return false;
+  try {
+    const answer = JSON.parse(body.toString('utf8')) as { base_resp?: { status_code?: unknown } } | null;
+    return answer?.base_resp?.status_code === SPEECH_LOGIN_FAILED;
+  } catch {
+    return false;
+  }
 }
