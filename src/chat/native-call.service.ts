@@ -43,14 +43,15 @@ export class NativeCallService {
 
   private async sendWhole(opened: OpenedResponse, response: ServerResponse, meter: ResponseMeter): Promise<CallOutcome> {
     const body = await readWhole(opened);
-    const ok = opened.statusCode >= 200 && opened.statusCode < 300;
-    if (ok) meter.readJson(body);
     response.writeHead(opened.statusCode, {
       ...returnedResponseHeaders(opened.headers),
       'content-type': (opened.headers['content-type'] as string | undefined) ?? 'application/json',
       'content-length': body.length,
     });
     response.end(body);
+    // Metered once the client has its answer: parsing it is not on the client's clock.
+    const ok = opened.statusCode >= 200 && opened.statusCode < 300;
+    if (ok) meter.readJson(body);
     return {
       status: opened.statusCode,
       line: opened.line.id,
