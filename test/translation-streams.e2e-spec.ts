@@ -555,6 +555,26 @@ describe('translated streams', () => {
     });
   });
 
+  describe('keep-alive pings before the first event', () => {
+    it.each([
+      ['chat-only', '/v1/chat/completions'],
+      ['resp-only', '/v1/responses'],
+    ] as const)('answers the head and pings while a %s upstream sends nothing at all', async (model, path) => {
+      gateway.simulator.failNext(path, { kind: 'stall-mid-stream', afterEvents: 0 });
+      const client = new AbortController();
+
+      const response = await post('/v1/messages', { model, max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Say nothing yet' }] }, client.signal);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const items = await readSseUntil(response, (seen) => seen.filter((item) => item.event === 'ping').length >= 2);
+      client.abort();
+
+      expect(items.map((item) => item.event)).toEqual(['ping', 'ping']);
+      const record = await recordOnceWritten(response.headers.get('x-request-id') ?? '');
+      expect(record).toMatchObject({ interface: 'messages', translatedTo: UPSTREAM[model].protocol, stream: true, status: 499 });
+    });
+  });
+
   describe('an upstream that breaks off mid-stream', () => {
     it.each(RESPONSES_ENTRY_MODELS)('ends a responses stream from %s with an error event and a failed response', async (model) => {
       gateway.simulator.failNext(UPSTREAM[model].path, { kind: 'reset-mid-stream', afterEvents: 4 });

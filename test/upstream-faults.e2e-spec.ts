@@ -271,6 +271,39 @@ describe('upstream faults', () => {
     });
   });
 
+  describe('translated streams that fail before their first event', () => {
+    it('answers 504 upstream_timeout in the responses shape when the messages upstream stalls before any event', async () => {
+      harness.simulator.failNext(MESSAGES_PATH, { kind: 'stall-mid-stream', afterEvents: 0 });
+
+      const answer = await post(RESPONSES_PATH, { model: 'quick-msg-only', input: 'Tell me about faults', stream: true });
+
+      expect(answer.status).toBe(504);
+      expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(JSON.parse(answer.text)).toEqual({ error: { message: expect.any(String), type: expect.any(String), code: 'upstream_timeout' } });
+      expect(await recordOf(answer.requestId)).toMatchObject({ line: 'line-quick', interface: 'responses', translatedTo: 'messages', stream: true, status: 504, errorCode: 'upstream_timeout' });
+    });
+
+    it('answers 502 upstream_failed in the messages shape when the chat upstream resets before any event, and the SDK raises it', async () => {
+      harness.simulator.failNext(CHAT_PATH, { kind: 'reset-mid-stream', afterEvents: 0 });
+
+      const failure = anthropic.messages.create({ model: 'chat-only', max_tokens: 64, stream: true, messages: userMessage });
+
+      await expect(failure).rejects.toBeInstanceOf(Anthropic.InternalServerError);
+      await expect(failure).rejects.toMatchObject({ status: 502, error: { type: 'error', error: { type: 'api_error', code: 'upstream_failed' } } });
+      expect(await recordOf(lastRequestId)).toMatchObject({ interface: 'messages', translatedTo: 'chat_completions', stream: true, status: 502, errorCode: 'upstream_failed' });
+    });
+
+    it('answers 502 upstream_failed when the upstream ends its stream without a byte', async () => {
+      harness.simulator.failNext(MESSAGES_PATH, raw('text/event-stream', []));
+
+      const answer = await post(RESPONSES_PATH, { model: 'msg-pair-only', input: 'Tell me about faults', stream: true });
+
+      expect(answer.status).toBe(502);
+      expect(JSON.parse(answer.text).error.code).toBe('upstream_failed');
+      expect(await recordOf(answer.requestId)).toMatchObject({ interface: 'responses', stream: true, status: 502, errorCode: 'upstream_failed' });
+    });
+  });
+
   describe('cooldown and failover', () => {
     it('does not retry a stream that stalled after its first byte, but cools its line down so the next call moves on', async () => {
       harness.simulator.failNext(CHAT_PATH, { kind: 'stall-mid-stream', afterEvents: 2 });

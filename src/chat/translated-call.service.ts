@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
 import { GatewayError } from '../common/gateway-error';
 import type { UsageFigures } from '../metering/usage-figures';
 import type { OpenedResponse } from '../upstream/forward.service';
@@ -26,18 +25,37 @@ export interface TranslationSettings {
 export const TRANSLATION_SETTINGS = Symbol('TRANSLATION_SETTINGS');
 
 /**
- * The upstream body, ending quietly where it breaks off: the protocol decoders then see a
- * stream that ended early and report it in the client's protocol (an in-stream error event).
- * `onBreak` learns why, for the usage record. A decoder that stops reading before the body's
- * end (it has its final event) leaves the body as it is: the caller decides what becomes of
- * the rest (see pipeStream).
+ * The upstream body from its first read on (started already, see pipeStream), ending quietly
+ * where it breaks off: the protocol decoders then see a stream that ended early and report it
+ * in the client's protocol (an in-stream error event). `onBreak` learns why, for the usage
+ * record. A decoder that stops reading before the body's end (it has its final event) leaves
+ * the body as it is (the iterator does not destroy it): the caller decides what becomes of the
+ * rest.
  */
-async function* untilBroken(body: Readable, onBreak: (error: unknown) => void): AsyncGenerator<Uint8Array> {
+async function* untilBroken(firstRead: Promise<IteratorResult<unknown>>, rest: AsyncIterableIterator<unknown>, onBreak: (error: unknown) => void): AsyncGenerator<Uint8Array> {
   try {
-    for await (const chunk of body.iterator({ destroyOnReturn: false })) yield chunk as Uint8Array;
+    const first = await firstRead;
+    if (first.done) return;
+    yield first.value as Uint8Array;
+    for await (const chunk of rest) yield chunk as Uint8Array;
   } catch (error) {
     onBreak(error);
+  } finally {
+    // Returned at the first chunk, the iterator still listens to the body: let it go.
+    await rest.return?.();
   }
+}
+
+/** How a promise settled within `ms`, or undefined when it had not by then. */
+function settledWithin<T>(promise: Promise<T>, ms: number): Promise<{ value: T } | { error: unknown } | undefined> {
+  const settled = promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  if (!Number.isFinite(ms)) return settled;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
 }
 
 /** Headers a translated call sends upstream besides the line credential: none of the client's protocol headers. */
@@ -155,7 +173,16 @@ export class TranslatedCallService {
       usage = known;
       onUsage(known);
     };
-    let events = translateStream(plan, decodeSse(untilBroken(opened.body, (error) => (timedOut = isBodyTimeout(error)))), this.context, observe);
+    // The head waits for the upstream's first bytes, as a native stream's does: an upstream that
+    // breaks off or stalls before them gets a proper status (ForwardedCall answers what is
+    // thrown here in the called protocol's shape), not a 200 with an error event. A messages
+    // client waits at most one ping interval: then the head and a ping go out.
+    const chunks = opened.body.iterator({ destroyOnReturn: false });
+    const firstRead = chunks.next();
+    const early = await settledWithin(firstRead, plan.entry === 'messages' ? this.settings.pingIntervalMs : Infinity);
+    if (early && 'error' in early) throw early.error;
+    if (early?.value.done) throw new GatewayError('upstream_failed', 'The upstream ended its stream before its first event.');
+    let events = translateStream(plan, decodeSse(untilBroken(firstRead, chunks, (error) => (timedOut = isBodyTimeout(error)))), this.context, observe);
     if (plan.entry === 'messages') events = withKeepAlive(events, this.settings.pingIntervalMs, messagesPingEvent);
     response.writeHead(opened.statusCode, {
       ...this.translationHeaders(plan, opened),
