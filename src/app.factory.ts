@@ -54,6 +54,8 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     requestIdHeader: false,
     // 408, 431 and 400 from Node's parser in the gateway's error shape, with a request id.
     clientErrorHandler: answerClientError,
+    // request.ip: the client named by X-Forwarded-For when the socket's peer is a trusted proxy.
+    trustProxy: options.server.trustedProxies.length > 0 ? options.server.trustedProxies : false,
     // Path parameters as long as the longest id they carry (owner and model ids: 128 characters).
     routerOptions: { maxParamLength: 256 },
     logger: false,

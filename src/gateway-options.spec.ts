@@ -16,3 +16,24 @@ describe('defaultSettings LOG_LEVEL', () => {
     expect(() => defaultSettings({ LOG_LEVEL: 'verbose' })).toThrow('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"');
   });
 });
+
+describe('defaultSettings TRUSTED_PROXIES', () => {
+  it('is empty when unset or blank: the socket peer is the client', () => {
+    expect(defaultSettings({}).server.trustedProxies).toEqual([]);
+    expect(defaultSettings({ TRUSTED_PROXIES: ' , ' }).server.trustedProxies).toEqual([]);
+  });
+
+  it('takes addresses, CIDR ranges and the named presets, comma-separated', () => {
+    expect(defaultSettings({ TRUSTED_PROXIES: '10.0.0.0/8, 192.168.1.7,::1, fd00::/8,loopback' }).server.trustedProxies).toEqual([
+      '10.0.0.0/8',
+      '192.168.1.7',
+      '::1',
+      'fd00::/8',
+      'loopback',
+    ]);
+  });
+
+  it.each(['nginx.internal', '10.0.0.0/33', '::1/129', '10.0.0.1/8/2', '300.1.1.1', '10.0.0.0/'])('refuses %s, naming the variable', (entry) => {
+    expect(() => defaultSettings({ TRUSTED_PROXIES: `127.0.0.1,${entry}` })).toThrow(/TRUSTED_PROXIES/);
+  });
+});

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { DatabaseSettings, databaseSettingsFromEnv } from './database/data-source';
 import type { GatewayConfig } from './config/gateway-config';
 import { loadGatewayConfigFile } from './config/config.loader';
@@ -37,6 +38,13 @@ export interface ServerSettings {
    * instead of holding its socket and body buffer forever. Answers are not limited by it. 0: off.
    */
   requestTimeoutMs: number;
+  /**
+   * Proxies whose `X-Forwarded-For` names the client (`TRUSTED_PROXIES`: addresses, CIDR ranges
+   * or `loopback` / `linklocal` / `uniquelocal`). The client address counts refused keys
+   * (`KEY_FAILURE_LIMIT`); behind a load balancer it is otherwise the balancer's. Empty: the
+   * socket's peer, whatever the headers say.
+   */
+  trustedProxies: string[];
 }
 
 /** pino's level names; `silent` writes nothing. */
@@ -51,6 +59,23 @@ function numberFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   const value = Number(text);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(text)}`);
   return value;
+}
+
+const PROXY_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** `TRUSTED_PROXIES`: comma-separated addresses, CIDR ranges and presets, each checked. */
+export function trustedProxiesFrom(env: NodeJS.ProcessEnv): string[] {
+  const entries = (env.TRUSTED_PROXIES ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    if (PROXY_PRESETS.has(entry)) continue;
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      throw new Error(`TRUSTED_PROXIES: ${JSON.stringify(entry)} is not an IP address, a CIDR range or one of loopback, linklocal, uniquelocal`);
+    }
+  }
+  return entries;
 }
 
 function logLevelFrom(env: NodeJS.ProcessEnv): LogLevelName {
@@ -73,7 +98,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       limit: numberFrom(env, 'KEY_FAILURE_LIMIT', 20),
       windowMs: numberFrom(env, 'KEY_FAILURE_WINDOW_MS', 10_000),
     },
-    server: { requestTimeoutMs: numberFrom(env, 'REQUEST_TIMEOUT_MS', 300_000) },
+    server: { requestTimeoutMs: numberFrom(env, 'REQUEST_TIMEOUT_MS', 300_000), trustedProxies: trustedProxiesFrom(env) },
     quota: { balanceTtlMs: numberFrom(env, 'BALANCE_CACHE_TTL_MS', 1_000) },
     usageWriter: {
       flushIntervalMs: numberFrom(env, 'USAGE_FLUSH_INTERVAL_MS', 200),

@@ -313,7 +313,7 @@ describe('hostile input', () => {
   beforeAll(async () => {
     gateway = await GatewayHarness.start({
       configYaml: hostileConfigYaml,
-      settings: { video: VIDEO_TEST_SETTINGS, server: { requestTimeoutMs: REQUEST_TIMEOUT_MS } },
+      settings: { video: VIDEO_TEST_SETTINGS, server: { requestTimeoutMs: REQUEST_TIMEOUT_MS, trustedProxies: [] } },
     });
   });
 
@@ -624,5 +624,52 @@ describe('key guessing', () => {
     for (let attempt = 0; attempt <= LIMIT; attempt++) await guess();
     expect((await guess()).status).toBe(429);
     expect((await guess('127.0.0.2')).status).toBe(401);
+  });
+
+  it('does not believe X-Forwarded-For from a peer that is not a trusted proxy', async () => {
+    const spoofed = (client: string) =>
+      send(gateway.url, '/v1/chat/completions', { key: `gk-guess-${String(wrong++).padStart(6, '0')}`, body: chatBody, localAddress: '127.0.0.4', headers: { 'x-forwarded-for': client } });
+    for (let attempt = 0; attempt < LIMIT; attempt++) expect((await spoofed(`198.51.100.${attempt}`)).status).toBe(401);
+
+    expect((await spoofed('198.51.100.99')).status).toBe(429);
+  });
+});
+
+describe('key guessing behind a trusted proxy (TRUSTED_PROXIES)', () => {
+  const LIMIT = 3;
+  let gateway: GatewayHarness;
+  let wrong = 0;
+
+  beforeAll(async () => {
+    gateway = await GatewayHarness.start({
+      configYaml: hostileConfigYaml,
+      settings: {
+        keyFailures: { limit: LIMIT, windowMs: 60_000 },
+        server: { requestTimeoutMs: 300_000, trustedProxies: ['127.0.0.5'] },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+  });
+
+  const chatBody = JSON.stringify(ENTRY_POINTS[0].base);
+  /** A request as the proxy at 127.0.0.5 forwards it, for `client`. */
+  const viaProxy = (client: string, key = `gk-guess-${String(wrong++).padStart(6, '0')}`) =>
+    send(gateway.url, '/v1/chat/completions', { key, body: chatBody, localAddress: '127.0.0.5', headers: { 'x-forwarded-for': client } });
+
+  it('counts refused keys per client named by the proxy, so one guesser does not lock out the others', async () => {
+    for (let attempt = 0; attempt < LIMIT; attempt++) expect((await viaProxy('203.0.113.7')).status).toBe(401);
+    expect((await viaProxy('203.0.113.7')).status).toBe(429);
+
+    expect((await viaProxy('203.0.113.8')).status).toBe(401);
+    expect((await viaProxy('203.0.113.7', KEY_A)).status).toBe(200);
+  });
+
+  it('takes the address the proxy appended, not one the client put before it', async () => {
+    for (let attempt = 0; attempt < LIMIT; attempt++) expect((await viaProxy(`10.9.9.${attempt}, 203.0.113.20`)).status).toBe(401);
+
+    expect((await viaProxy('10.9.9.99, 203.0.113.20')).status).toBe(429);
   });
 });
