@@ -197,8 +197,8 @@ const REST_PATIENCE_MS = 5_000;
 /**
  * Reads and drops what is left of an upstream body nobody needs any more (a translated stream
  * after its final event); resolves when the body is done with, so that its keep-alive
- * connection serves the next call. An upstream that goes on past REST_LIMIT_BYTES or REST_PATIENCE_MS
- * loses its connection (the body is destroyed, which aborts the request).
+ * connection serves the next call. An upstream that goes on past REST_LIMIT_BYTES or
+ * REST_PATIENCE_MS loses its connection (the body is destroyed, which aborts the request).
  */
 export function dropRest(body: Readable): Promise<void> {
   if (body.destroyed || body.readableEnded) return Promise.resolve();
