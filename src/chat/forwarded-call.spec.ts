@@ -47,7 +47,13 @@ describe(dropRest.name, () => {
   it('resolves at once for a body that already ended or was destroyed', async () => {
     const destroyed = new PassThrough();
     destroyed.destroy();
+    const ended = new PassThrough({ autoDestroy: false });
+    ended.resume();
+    ended.end();
+    await new Promise((resolve) => ended.once('end', resolve));
 
     await expect(dropRest(destroyed)).resolves.toBeUndefined();
+    await expect(dropRest(ended)).resolves.toBeUndefined();
+    expect(ended.listenerCount('data')).toBe(0);
   });
 });

@@ -191,16 +191,19 @@ describe(QuotaService.name, () => {
       const id = await owner({ budget: units(10) });
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
+      let readDone!: () => void;
+      const read = new Promise<void>((resolve) => (readDone = resolve));
       // The read sees the row before the write, but its answer arrives after the write's.
       const slowReads = { query: async (sql: string, parameters: unknown[]) => {
         const rows = await dataSource.query(sql, parameters);
+        readDone();
         await held;
         return rows;
       } } as unknown as DataSource;
       const { quota } = service(slowReads);
 
       const reading = quota.admit(id);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await read;
       quota.written(id, units(10), await setSpent(id, units(10)));
       release();
 

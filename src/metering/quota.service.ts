@@ -119,8 +119,9 @@ export class QuotaService {
       // A write that returned the row while this read was on its way knows better.
       const newer = this.balances.get(ownerId);
       if (newer && newer.version !== stale?.version) return newer.balance;
-      this.keep(ownerId, balanceOf(rows[0]));
-      return this.balances.get(ownerId)!.balance;
+      const balance = balanceOf(rows[0]);
+      this.keep(ownerId, balance);
+      return balance;
     } catch {
       // The database is away: keep admitting on the last known balance.
       if (stale) return stale.balance;

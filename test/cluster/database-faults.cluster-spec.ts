@@ -91,25 +91,29 @@ interface Answer {
   body: any;
 }
 
+/** A chat or messages request with `key` in its protocol's header; `stream` for the SSE kinds. */
+function send(baseUrl: string, kind: Kind, key: string, prompt: string, maxTokens: number): Promise<Response> {
+  const messages = kind.startsWith('messages');
+  return fetch(`${baseUrl}${messages ? '/v1/messages' : '/v1/chat/completions'}`, {
+    method: 'POST',
+    headers: messages
+      ? { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }
+      : { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: messages ? 'messages-model' : 'chat-model',
+      ...(messages ? { max_tokens: maxTokens } : {}),
+      messages: [{ role: 'user', content: prompt }],
+      stream: kind.endsWith('-sse'),
+    }),
+    signal: AbortSignal.timeout(PATIENCE_MS),
+  });
+}
+
 /** One call of `kind`, read to its end and checked for completeness. */
 async function call(baseUrl: string, kind: Kind, key: string, prompt: string): Promise<Call> {
   const sentAt = Date.now();
-  const stream = kind.endsWith('-sse');
-  const messages = kind.startsWith('messages');
   try {
-    const response = await fetch(`${baseUrl}${messages ? '/v1/messages' : '/v1/chat/completions'}`, {
-      method: 'POST',
-      headers: messages
-        ? { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }
-        : { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: messages ? 'messages-model' : 'chat-model',
-        ...(messages ? { max_tokens: 256 } : {}),
-        messages: [{ role: 'user', content: prompt }],
-        stream,
-      }),
-      signal: AbortSignal.timeout(PATIENCE_MS),
-    });
+    const response = await send(baseUrl, kind, key, prompt, 256);
     const text = await response.text();
     const requestId = response.headers.get('x-request-id') ?? '';
     const problem = response.status !== 200 ? `status ${response.status}: ${text.slice(0, 300)}` : incompleteness(kind, text, prompt);
@@ -146,15 +150,7 @@ function incompleteness(kind: Kind, text: string, prompt: string): string | unde
 
 /** A refused call: status, request id, Retry-After and the parsed error body. */
 async function refused(baseUrl: string, kind: 'chat' | 'messages', key: string): Promise<Answer> {
-  const messages = kind === 'messages';
-  const response = await fetch(`${baseUrl}${messages ? '/v1/messages' : '/v1/chat/completions'}`, {
-    method: 'POST',
-    headers: messages
-      ? { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }
-      : { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: messages ? 'messages-model' : 'chat-model', max_tokens: 64, messages: [{ role: 'user', content: 'new key' }] }),
-    signal: AbortSignal.timeout(PATIENCE_MS),
-  }).catch((error: unknown) => new Response(`no answer: ${String(error)}`, { status: 599 }));
+  const response = await send(baseUrl, kind, key, 'new key', 64).catch((error: unknown) => new Response(`no answer: ${String(error)}`, { status: 599 }));
   const text = await response.text();
   let body: unknown = text;
   try {
@@ -270,10 +266,7 @@ describe('PostgreSQL stopped and started under steady load', () => {
 
   beforeAll(async () => {
     cluster = await PgCluster.create();
-    const admin = new Client({ connectionString: cluster.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE faults');
-    await admin.end();
+    await cluster.createDatabase('faults');
     simulator = new UpstreamSimulator({ apiKey: VENDOR_KEY, chunkDelayMs: CHUNK_DELAY_MS });
     const simulatorUrl = await simulator.start();
     folder = await mkdtemp(join(tmpdir(), 'gateway-faults-'));

@@ -222,11 +222,7 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
 
   beforeAll(async () => {
     cluster = await PgCluster.create();
-    const postgres = new Client({ connectionString: cluster.url });
-    await postgres.connect();
-    await postgres.query('CREATE DATABASE replicas');
-    await postgres.end();
-    databaseUrl = cluster.urlOf('replicas');
+    databaseUrl = await cluster.createDatabase('replicas');
     simulator = new UpstreamSimulator({ apiKey: VENDOR_KEY });
     // Every chat call on the slow line is held upstream, so calls are in flight while the budget runs out.
     slowSimulator = new UpstreamSimulator({ apiKey: VENDOR_KEY });

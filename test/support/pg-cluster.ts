@@ -3,6 +3,7 @@ import { chown, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from 'pg';
 import { freePort } from './gateway-process';
 
 const run = promisify(execFile);
@@ -49,6 +50,18 @@ export class PgCluster {
   /** A URL of another database on this cluster. */
   urlOf(database: string): string {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  /** Creates an empty database on this cluster and answers its URL. */
+  async createDatabase(name: string): Promise<string> {
+    const client = new Client({ connectionString: this.url });
+    await client.connect();
+    try {
+      await client.query(`CREATE DATABASE ${name}`);
+    } finally {
+      await client.end();
+    }
+    return this.urlOf(name);
   }
 
   private get dataDir(): string {
