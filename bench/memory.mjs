@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, waitForPort } from './ports.mjs';
+import { gatewayEnv } from './gateway-env.mjs';
 import { Pool } from 'undici';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -55,13 +56,13 @@ const mockPort = await freePort();
 const gatewayPort = await freePort();
 const controlPort = await freePort();
 start(['bench/mock-upstream.mjs', '--port', String(mockPort)], {});
-const gateway = start(['dist/scripts/bench-gateway.js'], {
+const gateway = start(['dist/scripts/bench-gateway.js'], gatewayEnv({
   PORT: String(gatewayPort),
   UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
   BENCH_CONTROL_PORT: String(controlPort),
   DATABASE_URL: opt['database-url'] ?? '',
   DATA_DIR: dataDir,
-});
+}));
 await Promise.all([waitForPort(mockPort), waitForPort(gatewayPort), waitForPort(controlPort)]);
 const client = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: 128, bodyTimeout: 120_000, headersTimeout: 120_000 });
 let failures = 0;

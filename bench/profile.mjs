@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, waitForPort } from './ports.mjs';
+import { gatewayEnv } from './gateway-env.mjs';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const { values: opt } = parseArgs({
@@ -46,12 +47,12 @@ const gatewayPort = await freePort();
 const mock = start('0', ['bench/mock-upstream.mjs', '--port', String(mockPort)], {});
 await waitForPort(mockPort);
 const profileFile = path.join(OUT, 'gateway.cpuprofile');
-const gateway = start('1', ['dist/scripts/bench-gateway.js'], {
+const gateway = start('1', ['dist/scripts/bench-gateway.js'], gatewayEnv({
   BENCH_CPU_PROFILE: profileFile,
   PORT: String(gatewayPort),
   UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
   DATABASE_URL: opt['database-url'] ?? '',
-});
+}));
 await waitForPort(gatewayPort);
 
 const headers = call.path === '/v1/messages' ? { 'x-api-key': KEY, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${KEY}` };

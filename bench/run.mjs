@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, request } from 'undici';
+import { gatewayEnv as gatewayEnvOf } from './gateway-env.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -436,7 +437,7 @@ async function main() {
   const [gatewayPort, controlPort] = [await freePort(), await freePort()];
   // The embedded database as a deployment runs it (on disk), in a folder of this run.
   const gatewayEnv = { PORT: String(gatewayPort), UPSTREAM_URL: mockUrl, BENCH_CONTROL_PORT: String(controlPort), ADMIN_TOKEN, BENCH_KEY: GATEWAY_KEY, DATA_DIR: opt['data-dir'] ?? path.join(OUT, 'data'), DATABASE_URL: opt['database-url'] ?? '' };
-  const gateway = start('gateway', [path.join(ROOT, 'dist/scripts/bench-gateway.js')], { cpu: TARGET_CPU, env: gatewayEnv });
+  const gateway = start('gateway', [path.join(ROOT, 'dist/scripts/bench-gateway.js')], { cpu: TARGET_CPU, env: gatewayEnvOf(gatewayEnv) });
   await Promise.all([waitForPort(mockPort, mock), waitForPort(barePort, bare), waitForPort(gatewayPort, gateway), waitForPort(controlPort, gateway)]);
   const targets = TARGETS.map((t) => ({ ...t, url: `http://127.0.0.1:${t.name === 'gateway' ? gatewayPort : barePort}`, proc: t.name === 'gateway' ? gateway : bare }));
   const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { freePort, waitForPort } from './ports.mjs';
+import { gatewayEnv } from './gateway-env.mjs';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const { values: opt } = parseArgs({
@@ -40,14 +41,14 @@ function start(args, env) {
 }
 const [mockPort, gatewayPort, controlPort] = [await freePort(), await freePort(), await freePort()];
 start(['bench/mock-upstream.mjs', '--port', String(mockPort)], {});
-const gateway = start(['dist/scripts/bench-gateway.js'], {
+const gateway = start(['dist/scripts/bench-gateway.js'], gatewayEnv({
   PORT: String(gatewayPort),
   UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
   BENCH_CONTROL_PORT: String(controlPort),
   DATABASE_URL: opt['database-url'] ?? '',
   DATA_DIR: dataDir,
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-});
+}));
 await Promise.all([waitForPort(mockPort), waitForPort(gatewayPort), waitForPort(controlPort)]);
 const client = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: Number(opt.concurrency) * 2 });
 
