@@ -29,7 +29,8 @@ export class ApiKeyGuard implements CanActivate {
       throw new GatewayError('invalid_api_key', 'Missing API key: send it as "Authorization: Bearer <key>".');
     }
     try {
-      request.principal = await this.keys.authenticate(token);
+      const principal = this.keys.authenticate(token);
+      request.principal = principal instanceof Promise ? await principal : principal;
     } catch (error) {
       throw this.refusal(request, error);
     }

@@ -62,6 +62,11 @@ function setUp(settings: KeyCacheSettings = SETTINGS) {
   return { repository, clock, service };
 }
 
+/** `authenticate` as a promise: it answers a cached key synchronously (a value or a throw). */
+async function authenticate(service: KeyService, plaintext: string): Promise<Principal> {
+  return service.authenticate(plaintext);
+}
+
 /** The GatewayError an authentication attempt ends with (fails the test when it succeeds). */
 async function refusal(attempt: Promise<unknown>): Promise<GatewayError> {
   const outcome = await attempt.then(
@@ -78,7 +83,7 @@ describe(KeyService.name, () => {
       const { repository, service } = setUp();
       repository.put(KEY, { ownerId: 'alice', ownerKind: 'member' });
 
-      const principal = await service.authenticate(KEY);
+      const principal = await authenticate(service, KEY);
 
       expect(principal).toMatchObject({ keyId: `id-${KEY}`, ownerId: 'alice', ownerKind: 'member' });
     });
@@ -93,7 +98,7 @@ describe(KeyService.name, () => {
       };
       repository.put(KEY);
 
-      await service.authenticate(KEY);
+      await authenticate(service, KEY);
 
       expect(asked).toEqual([sha256Hex(KEY)]);
     });
@@ -113,7 +118,7 @@ describe(KeyService.name, () => {
       const { repository, service } = setUp();
       arrange(repository);
 
-      const error = await refusal(service.authenticate(KEY));
+      const error = await refusal(authenticate(service, KEY));
 
       expect(error.code).toBe('invalid_api_key');
       expect(statusOf(error.code)).toBe(401);
@@ -123,29 +128,45 @@ describe(KeyService.name, () => {
       const { repository, service } = setUp();
       repository.put(KEY, { expiresAt: new Date(START + 1) });
 
-      await expect(service.authenticate(KEY)).resolves.toMatchObject({ keyId: `id-${KEY}` });
+      await expect(authenticate(service, KEY)).resolves.toMatchObject({ keyId: `id-${KEY}` });
     });
 
     it('refuses a cached key as soon as its expiry passes, without waiting for the cache', async () => {
       const { repository, clock, service } = setUp();
       repository.put(KEY, { expiresAt: new Date(START + 1_000) });
-      await service.authenticate(KEY);
+      await authenticate(service, KEY);
 
       clock.advance(1_000);
 
-      expect((await refusal(service.authenticate(KEY))).code).toBe('invalid_api_key');
+      expect((await refusal(authenticate(service, KEY))).code).toBe('invalid_api_key');
       expect(repository.reads).toBe(1);
     });
   });
 
   describe('cache', () => {
+    it('answers a cached key synchronously, without a promise to wait for', async () => {
+      const { repository, service } = setUp();
+      repository.put(KEY);
+      expect(service.authenticate(KEY)).toBeInstanceOf(Promise);
+      await authenticate(service, KEY);
+
+      const answer = service.authenticate(KEY);
+
+      expect(answer).not.toBeInstanceOf(Promise);
+      expect(answer).toMatchObject({ keyId: `id-${KEY}` });
+      repository.put(KEY, { enabled: false });
+      service.invalidate();
+      await authenticate(service, KEY).catch(() => undefined);
+      expect(() => service.authenticate(KEY)).toThrow('The API key is disabled.');
+    });
+
     it('answers a key seen within the TTL without reading the repository again', async () => {
       const { repository, clock, service } = setUp();
       repository.put(KEY);
-      await service.authenticate(KEY);
+      await authenticate(service, KEY);
 
       clock.advance(SETTINGS.ttlMs - 1);
-      await service.authenticate(KEY);
+      await authenticate(service, KEY);
 
       expect(repository.reads).toBe(1);
     });
@@ -153,21 +174,21 @@ describe(KeyService.name, () => {
     it('keeps a key that was disabled in the database working until the TTL passes', async () => {
       const { repository, clock, service } = setUp();
       repository.put(KEY);
-      await service.authenticate(KEY);
+      await authenticate(service, KEY);
       repository.put(KEY, { enabled: false });
 
       clock.advance(SETTINGS.ttlMs - 1);
-      await expect(service.authenticate(KEY)).resolves.toMatchObject({ enabled: true });
+      await expect(authenticate(service, KEY)).resolves.toMatchObject({ enabled: true });
     });
 
     it('reads the key again once the TTL has passed and sees it disabled', async () => {
       const { repository, clock, service } = setUp();
       repository.put(KEY);
-      await service.authenticate(KEY);
+      await authenticate(service, KEY);
       repository.put(KEY, { enabled: false });
 
       clock.advance(SETTINGS.ttlMs);
-      const error = await refusal(service.authenticate(KEY));
+      const error = await refusal(authenticate(service, KEY));
 
       expect(error.code).toBe('invalid_api_key');
       expect(repository.reads).toBe(2);
@@ -175,15 +196,15 @@ describe(KeyService.name, () => {
 
     it('remembers an unknown key for the negative TTL only, so a new key starts working soon', async () => {
       const { repository, clock, service } = setUp();
-      await refusal(service.authenticate(KEY));
+      await refusal(authenticate(service, KEY));
       repository.put(KEY);
 
       clock.advance(SETTINGS.negativeTtlMs - 1);
-      expect((await refusal(service.authenticate(KEY))).code).toBe('invalid_api_key');
+      expect((await refusal(authenticate(service, KEY))).code).toBe('invalid_api_key');
       expect(repository.reads).toBe(1);
 
       clock.advance(1);
-      await expect(service.authenticate(KEY)).resolves.toMatchObject({ keyId: `id-${KEY}` });
+      await expect(authenticate(service, KEY)).resolves.toMatchObject({ keyId: `id-${KEY}` });
       expect(repository.reads).toBe(2);
     });
 
@@ -193,7 +214,7 @@ describe(KeyService.name, () => {
       let open!: () => void;
       repository.gate = new Promise<void>((resolve) => (open = resolve));
 
-      const attempts = Array.from({ length: 5 }, () => service.authenticate(KEY));
+      const attempts = Array.from({ length: 5 }, () => authenticate(service, KEY));
       open();
       const principals = await Promise.all(attempts);
 
@@ -206,7 +227,7 @@ describe(KeyService.name, () => {
       repository.put(KEY);
       repository.put('gk-unit-test-key-0002');
 
-      await Promise.all([service.authenticate(KEY), service.authenticate('gk-unit-test-key-0002')]);
+      await Promise.all([authenticate(service, KEY), authenticate(service, 'gk-unit-test-key-0002')]);
 
       expect(repository.reads).toBe(2);
     });
@@ -214,10 +235,10 @@ describe(KeyService.name, () => {
     it('reads again after invalidate()', async () => {
       const { repository, service } = setUp();
       repository.put(KEY);
-      await service.authenticate(KEY);
+      await authenticate(service, KEY);
 
       service.invalidate(sha256Hex(KEY));
-      await service.authenticate(KEY);
+      await authenticate(service, KEY);
 
       expect(repository.reads).toBe(2);
     });
@@ -227,11 +248,11 @@ describe(KeyService.name, () => {
     it('keeps a previously seen key working on its last known state after the TTL', async () => {
       const { repository, clock, service } = setUp();
       repository.put(KEY, { ownerId: 'team-a' });
-      await service.authenticate(KEY);
+      await authenticate(service, KEY);
       repository.failure = new Error('connect ECONNREFUSED 127.0.0.1:5432');
 
       clock.advance(SETTINGS.ttlMs * 10);
-      const principal = await service.authenticate(KEY);
+      const principal = await authenticate(service, KEY);
 
       expect(principal).toMatchObject({ keyId: `id-${KEY}`, ownerId: 'team-a' });
       expect(repository.reads).toBe(2);
@@ -240,12 +261,12 @@ describe(KeyService.name, () => {
     it('keeps a previously seen disabled key refused', async () => {
       const { repository, clock, service } = setUp();
       repository.put(KEY, { enabled: false });
-      await refusal(service.authenticate(KEY));
+      await refusal(authenticate(service, KEY));
       repository.failure = new Error('connect ECONNREFUSED 127.0.0.1:5432');
 
       clock.advance(SETTINGS.ttlMs * 10);
 
-      expect((await refusal(service.authenticate(KEY))).code).toBe('invalid_api_key');
+      expect((await refusal(authenticate(service, KEY))).code).toBe('invalid_api_key');
     });
 
     it('answers 503 service_unavailable for a key never seen before', async () => {
@@ -253,7 +274,7 @@ describe(KeyService.name, () => {
       repository.put(KEY);
       repository.failure = new Error('connect ECONNREFUSED 127.0.0.1:5432');
 
-      const error = await refusal(service.authenticate(KEY));
+      const error = await refusal(authenticate(service, KEY));
 
       expect(error.code).toBe('service_unavailable');
       expect(statusOf(error.code)).toBe(503);
@@ -264,11 +285,11 @@ describe(KeyService.name, () => {
       const { repository, service } = setUp();
       repository.put(KEY);
       repository.failure = new Error('connect ECONNREFUSED 127.0.0.1:5432');
-      await refusal(service.authenticate(KEY));
+      await refusal(authenticate(service, KEY));
 
       repository.failure = undefined;
 
-      await expect(service.authenticate(KEY)).resolves.toMatchObject({ keyId: `id-${KEY}` });
+      await expect(authenticate(service, KEY)).resolves.toMatchObject({ keyId: `id-${KEY}` });
       expect(repository.reads).toBe(2);
     });
   });

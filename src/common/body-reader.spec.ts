@@ -22,6 +22,17 @@ describe(readBody.name, () => {
     expect(body.toString()).toBe('hello world');
   });
 
+  it('completes at the announced length, without waiting for the stream to end', async () => {
+    const stream = new PassThrough();
+    Object.assign(stream, { headers: { 'content-length': '5' } });
+    const body = new Promise<Buffer>((resolve, reject) => readBody(stream as unknown as IncomingMessage, 100, (error, read) => (error ? reject(error) : resolve(read!))));
+    stream.write('hel');
+    stream.write('lo');
+
+    expect((await body).toString()).toBe('hello');
+    expect(stream.readableEnded).toBe(false);
+  });
+
   it('joins the chunks of a body that announces no length', async () => {
     const body = await read({}, ['{"a":', '1}']);
     expect(body.toString()).toBe('{"a":1}');

