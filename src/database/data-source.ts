@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import type { PGlite } from '@electric-sql/pglite';
 import { ApiKey } from '../auth/api-key.entity';
 import { QuotaOwner } from '../auth/quota-owner.entity';
 import { UsageRecord } from '../metering/usage-record.entity';
@@ -8,7 +7,7 @@ import { VideoTask } from '../video/video-task.entity';
 import { Initial1763800000000 } from './migrations/1763800000000-Initial';
 import { VideoTasks1764100000000 } from './migrations/1764100000000-VideoTasks';
 import { UsageTotals1764400000000 } from './migrations/1764400000000-UsageTotals';
-import { embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
+import { EmbeddedEngine, embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
 
 export const ENTITIES = [QuotaOwner, ApiKey, UsageRecord, VideoTask];
 export const MIGRATIONS = [Initial1763800000000, VideoTasks1764100000000, UsageTotals1764400000000];
@@ -18,7 +17,7 @@ export interface DatabaseSettings {
   url?: string;
   dataDir: string;
   /** An already open embedded database to share (tests run two gateways on one); the caller closes it. */
-  embedded?: PGlite;
+  embedded?: EmbeddedEngine;
   poolSize?: number;
 }
 

@@ -1,8 +1,7 @@
-import type { PGlite } from '@electric-sql/pglite';
-import { CopyRows, EmbeddedPool, openEmbeddedDatabase } from './embedded-pool';
+import { CopyRows, EmbeddedEngine, EmbeddedPool, openEmbeddedDatabase } from './embedded-pool';
 
 describe(EmbeddedPool.name, () => {
-  let database: PGlite;
+  let database: EmbeddedEngine;
   let pool: EmbeddedPool;
 
   beforeAll(async () => {
@@ -27,5 +26,37 @@ describe(EmbeddedPool.name, () => {
       { name: 'first', amount: '1' },
       { name: 'second\twith tab', amount: null },
     ]);
+  });
+
+  it('runs the engine beside the event loop: timers keep firing during a long statement', async () => {
+    let turns = 0;
+    let running = true;
+    const statement = pool.query('SELECT count(*) AS n FROM generate_series(1, 2000000)').finally(() => (running = false));
+    while (running) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turns += 1;
+    }
+
+    expect((await statement).rows).toEqual([{ n: '2000000' }]);
+    // On the event loop's thread the statement would hold it from start to end (a handful of turns at most).
+    expect(turns).toBeGreaterThan(100);
+  });
+
+  it('reports PostgreSQL errors with their fields', async () => {
+    const failure = await pool.query('SELECT * FROM no_such_table').catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).toMatchObject({ message: 'relation "no_such_table" does not exist', code: '42P01', severity: 'ERROR' });
+  });
+
+  it('answers queries after a failed one, and refuses them once closed', async () => {
+    const engine = await openEmbeddedDatabase(undefined);
+    await expect(engine.query('SELECT 1/0')).rejects.toMatchObject({ code: '22012' });
+    await expect(engine.query('SELECT 2 AS two')).resolves.toMatchObject({ rows: [{ two: 2 }] });
+
+    await engine.close();
+
+    expect(engine.closed).toBe(true);
+    await expect(engine.query('SELECT 1')).rejects.toThrow('The embedded database is closed.');
   });
 });

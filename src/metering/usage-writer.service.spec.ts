@@ -22,6 +22,8 @@ class FlakyDataSource {
   attempts = 0;
   failFirst = 0;
   failAfterCommit = false;
+  /** When set, transactions wait for it before they start. */
+  gate: Promise<void> | undefined;
 
   constructor(private readonly real: DataSource) {}
 
@@ -31,6 +33,7 @@ class FlakyDataSource {
         if (property !== 'transaction') return Reflect.get(target, property, receiver);
         return async (...args: unknown[]) => {
           this.attempts += 1;
+          if (this.gate) await this.gate;
           if (this.failFirst > 0) {
             this.failFirst -= 1;
             throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
@@ -180,6 +183,31 @@ describe(UsageWriter.name, () => {
       expect(await storedIds(ownerId)).toEqual(drafts.map((item) => item.requestId).sort());
       expect(await spent(ownerId)).toBe(15n);
       expect(usage.depth).toBe(0);
+    });
+
+    it('leaves records that arrive during a timed write for the next round, an interval later', async () => {
+      const ownerId = await owner();
+      const flaky = new FlakyDataSource(dataSource);
+      let open!: () => void;
+      flaky.gate = new Promise((resolve) => (open = resolve));
+      const { usage } = writer({ ...QUIET, flushIntervalMs: 400 }, flaky.asDataSource());
+      const first = draft(ownerId, 1n);
+      const later = [2, 3, 4].map((cost) => draft(ownerId, BigInt(cost)));
+
+      usage.enqueue(first);
+      await until(async () => flaky.attempts === 1, 'the first timed write');
+      for (const item of later) usage.enqueue(item);
+      flaky.gate = undefined;
+      open();
+      await until(async () => (await storedIds(ownerId)).length === 1, 'the first batch');
+      await new Promise((resolve) => setTimeout(resolve, 150));
+
+      // Written at once, the three would have been a transaction of their own right after the first.
+      expect(flaky.attempts).toBe(1);
+      expect(usage.depth).toBe(3);
+      await until(async () => (await storedIds(ownerId)).length === 4, 'the next round');
+      expect(flaky.attempts).toBe(2);
+      expect(await spent(ownerId)).toBe(10n);
     });
 
     it('stores every field of the record', async () => {

@@ -167,15 +167,35 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.flush().then(() => this.scheduleRetry());
+      void this.writeDue().then(() => this.scheduleNext());
     }, delayMs);
     this.timer.unref();
   }
 
-  private scheduleRetry(): void {
+  /**
+   * A timer's round: one batch of what is queued, then further batches only while full ones
+   * wait. Records that arrive during a write wait for the next round (the flush interval), so
+   * calls arriving all the time make batches of an interval's worth of records instead of a
+   * write per handful: each batch is a transaction, and the embedded engine (in its worker
+   * thread, beside the calls) paid four messages and a commit for every one of them.
+   */
+  private async writeDue(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    do {
+      this.flushing = this.writeBatch();
+      try {
+        await this.flushing;
+      } finally {
+        this.flushing = undefined;
+      }
+      if (this.failures > 0) return;
+    } while (this.queue.length >= this.settings.batchSize);
+  }
+
+  private scheduleNext(): void {
     if (this.queue.length === 0 || this.stopped) return;
-    const backoff = this.failures > 0 ? Math.min(5000, 100 * 2 ** Math.min(this.failures, 6)) : 0;
-    this.flushSoon(backoff);
+    if (this.failures > 0) this.flushSoon(Math.min(5000, 100 * 2 ** Math.min(this.failures, 6)));
+    else this.flushSoon(this.queue.length >= this.settings.batchSize ? 0 : this.settings.flushIntervalMs);
   }
 
   private async writeBatch(): Promise<void> {
