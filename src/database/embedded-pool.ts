@@ -2,7 +2,6 @@ import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
 
 /** What a query answers: PGlite's results (rows, fields, affected rows). */
 export interface EngineResults<Row> {
@@ -153,7 +152,8 @@ const EMBEDDED_SHARED_BUFFERS = '32MB';
  * databases.
  */
 export async function openEmbeddedDatabase(dataDir: string | undefined): Promise<EmbeddedEngine> {
-  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
+  // Added to PGlite's own start parameters in the worker: this thread never loads PGlite.
+  const startParams = ['-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
   if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initialiseCluster(dataDir, startParams);
   return WorkerEngine.start(dataDir, startParams);
 }
@@ -170,7 +170,8 @@ const ENGINE_WORKER_SOURCE = `
     }
     return copy;
   };
-  PGlite.create({ dataDir: workerData.dataDir, startParams: workerData.startParams, parsers: { [types.INT8]: (value) => value } }).then(
+  const startParams = [...PGlite.defaultStartParams, ...workerData.startParams];
+  PGlite.create({ dataDir: workerData.dataDir, startParams, parsers: { [types.INT8]: (value) => value } }).then(
     (database) => {
       parentPort.on('message', async ({ id, kind, text, parameters, blobText }) => {
         try {
@@ -290,7 +291,8 @@ async function initialiseCluster(dataDir: string, startParams: string[]): Promis
   const source = `
     const { workerData } = require('node:worker_threads');
     const { PGlite } = require(workerData.module);
-    PGlite.create({ dataDir: workerData.dataDir, startParams: workerData.startParams }).then((database) => database.close());`;
+    const startParams = [...PGlite.defaultStartParams, ...workerData.startParams];
+    PGlite.create({ dataDir: workerData.dataDir, startParams }).then((database) => database.close());`;
   const worker = new Worker(source, { eval: true, workerData: { module: require.resolve('@electric-sql/pglite'), dataDir, startParams } });
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
