@@ -36,7 +36,8 @@ export class ModelAccessGuard implements CanActivate {
     const read = boundary === undefined ? readJsonBody(body, declaration, request) : readFormBody(body, boundary);
     const model = this.resolve(read.modelId, request);
     const translateTo = this.upstreamProtocol(model, declaration);
-    await this.quota.admit(request.principal!.ownerId);
+    const admitted = this.quota.admit(request.principal!.ownerId);
+    if (admitted) await admitted;
     request.call = { entry: declaration.entry, translateTo, model, body, fields: read.fields, form: read.form, stream: read.stream };
     return true;
   }

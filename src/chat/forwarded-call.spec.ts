@@ -1,5 +1,29 @@
 import { PassThrough } from 'node:stream';
-import { dropRest } from './forwarded-call';
+import type { OpenedResponse } from '../upstream/forward.service';
+import { dropRest, readWhole } from './forwarded-call';
+
+describe(readWhole.name, () => {
+  const opened = (body: PassThrough, headers: Record<string, string>) => ({ body, headers }) as unknown as OpenedResponse;
+
+  it('has an answer with a Content-Length at its last byte, before the body ends', async () => {
+    const body = new PassThrough();
+    const whole = readWhole(opened(body, { 'content-length': '11' }));
+    body.write('{"id":');
+    body.write('"a1"}');
+
+    expect((await whole).toString()).toBe('{"id":"a1"}');
+    expect(body.readableEnded).toBe(false);
+  });
+
+  it('reads an answer without a Content-Length to its end', async () => {
+    const body = new PassThrough();
+    const whole = readWhole(opened(body, {}));
+    body.write('{"id":');
+    body.end('"a1"}');
+
+    expect((await whole).toString()).toBe('{"id":"a1"}');
+  });
+});
 
 describe(dropRest.name, () => {
   it('reads what is left to the end, so the connection can serve the next call', async () => {

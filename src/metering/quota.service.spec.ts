@@ -21,6 +21,11 @@ class FakeClock extends Clock {
 
 const units = (amount: number): bigint => BigInt(amount) * NANO_PER_UNIT;
 
+/** `admit` as a promise: it answers a cached balance synchronously (nothing, or a throw). */
+async function admit(quota: QuotaService, ownerId: string): Promise<void> {
+  return quota.admit(ownerId);
+}
+
 interface OwnerRow {
   budget: bigint | null;
   spent?: bigint;
@@ -74,13 +79,13 @@ describe(QuotaService.name, () => {
     it('admits an owner whose spent and reserved amounts are under the budget', async () => {
       const id = await owner({ budget: units(10), spent: units(6), reserved: units(4) - 1n });
 
-      await expect(service().quota.admit(id)).resolves.toBeUndefined();
+      await expect(admit(service().quota, id)).resolves.toBeUndefined();
     });
 
     it('refuses with 402 insufficient_quota when spent reaches the budget exactly', async () => {
       const id = await owner({ budget: units(10), spent: units(10) });
 
-      const error = await refusal(service().quota.admit(id));
+      const error = await refusal(admit(service().quota, id));
 
       expect(error.code).toBe('insufficient_quota');
       expect(statusOf(error.code)).toBe(402);
@@ -89,19 +94,19 @@ describe(QuotaService.name, () => {
     it('refuses when spent and reserved together reach the budget', async () => {
       const id = await owner({ budget: units(10), spent: units(6), reserved: units(4) });
 
-      expect((await refusal(service().quota.admit(id))).code).toBe('insufficient_quota');
+      expect((await refusal(admit(service().quota, id))).code).toBe('insufficient_quota');
     });
 
     it('refuses an owner already over the budget', async () => {
       const id = await owner({ budget: units(10), spent: units(25) });
 
-      expect((await refusal(service().quota.admit(id))).code).toBe('insufficient_quota');
+      expect((await refusal(admit(service().quota, id))).code).toBe('insufficient_quota');
     });
 
     it('refuses an owner whose budget is zero', async () => {
       const id = await owner({ budget: 0n });
 
-      expect((await refusal(service().quota.admit(id))).code).toBe('insufficient_quota');
+      expect((await refusal(admit(service().quota, id))).code).toBe('insufficient_quota');
     });
 
     it('always admits an owner without a budget (unlimited)', async () => {
@@ -109,19 +114,30 @@ describe(QuotaService.name, () => {
       const { quota } = service();
       quota.addUnwritten(id, units(1_000));
 
-      await expect(quota.admit(id)).resolves.toBeUndefined();
+      await expect(admit(quota, id)).resolves.toBeUndefined();
     });
   });
 
   describe('spend not yet written', () => {
+    it('answers from a cached balance synchronously, refusals included', async () => {
+      const id = await owner({ budget: units(10) });
+      const { quota } = service();
+      expect(quota.admit(id)).toBeInstanceOf(Promise);
+      await admit(quota, id);
+
+      expect(quota.admit(id)).toBeUndefined();
+      quota.addUnwritten(id, units(10));
+      expect(() => quota.admit(id)).toThrow('used up');
+    });
+
     it('counts metered spend at once, before the writer has stored it', async () => {
       const id = await owner({ budget: units(10) });
       const { quota } = service();
-      await quota.admit(id);
+      await admit(quota, id);
 
       quota.addUnwritten(id, units(10));
 
-      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+      expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
     });
 
     it('adds up several unwritten amounts', async () => {
@@ -129,11 +145,11 @@ describe(QuotaService.name, () => {
       const { quota } = service();
       quota.addUnwritten(id, units(4));
       quota.addUnwritten(id, units(5));
-      await expect(quota.admit(id)).resolves.toBeUndefined();
+      await expect(admit(quota, id)).resolves.toBeUndefined();
 
       quota.addUnwritten(id, units(1));
 
-      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+      expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
     });
 
     it('stops counting the amount once written, so it is not counted twice', async () => {
@@ -144,7 +160,7 @@ describe(QuotaService.name, () => {
       const stored = await setSpent(id, units(6));
       quota.written(id, units(6), stored);
 
-      await expect(quota.admit(id)).resolves.toBeUndefined();
+      await expect(admit(quota, id)).resolves.toBeUndefined();
     });
 
     it('keeps counting what is still unwritten after a part was written', async () => {
@@ -156,20 +172,20 @@ describe(QuotaService.name, () => {
       const stored = await setSpent(id, units(6));
       quota.written(id, units(6), stored);
 
-      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+      expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
     });
 
     it('takes the balance a write returned as the fresh balance', async () => {
       const id = await owner({ budget: units(10) });
       const { quota } = service();
-      await quota.admit(id);
+      await admit(quota, id);
       quota.addUnwritten(id, units(10));
 
       // The write left the owner at 10 in the database; the cached balance must say so at once.
       const stored = await setSpent(id, units(10));
       quota.written(id, units(10), stored);
 
-      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+      expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
     });
   });
 
@@ -177,14 +193,14 @@ describe(QuotaService.name, () => {
     it('sees spend written by another replica once the balance TTL has passed', async () => {
       const id = await owner({ budget: units(10) });
       const { quota, clock } = service();
-      await quota.admit(id);
+      await admit(quota, id);
       await setSpent(id, units(10));
 
       clock.advance(SETTINGS.balanceTtlMs - 1);
-      await expect(quota.admit(id)).resolves.toBeUndefined();
+      await expect(admit(quota, id)).resolves.toBeUndefined();
 
       clock.advance(1);
-      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+      expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
     });
 
     it('keeps the balance a write returned over an older read that was answered after it', async () => {
@@ -202,25 +218,25 @@ describe(QuotaService.name, () => {
       } } as unknown as DataSource;
       const { quota } = service(slowReads);
 
-      const reading = quota.admit(id);
+      const reading = admit(quota, id);
       await read;
       quota.written(id, units(10), await setSpent(id, units(10)));
       release();
 
       expect((await refusal(reading)).code).toBe('insufficient_quota');
-      expect((await refusal(quota.admit(id))).code).toBe('insufficient_quota');
+      expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
     });
 
     it('keeps admitting on the last known balance while the database is away', async () => {
       const id = await owner({ budget: units(10) });
       const failing = new FailingQueries(dataSource);
       const { quota, clock } = service(failing.asDataSource());
-      await quota.admit(id);
+      await admit(quota, id);
 
       failing.failing = true;
       clock.advance(SETTINGS.balanceTtlMs * 10);
 
-      await expect(quota.admit(id)).resolves.toBeUndefined();
+      await expect(admit(quota, id)).resolves.toBeUndefined();
       expect(failing.failedQueries).toBe(1);
     });
 
@@ -229,7 +245,7 @@ describe(QuotaService.name, () => {
       const failing = new FailingQueries(dataSource);
       failing.failing = true;
 
-      const error = await refusal(service(failing.asDataSource()).quota.admit(id));
+      const error = await refusal(admit(service(failing.asDataSource()).quota, id));
 
       expect(error.code).toBe('service_unavailable');
     });

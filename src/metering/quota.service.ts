@@ -57,9 +57,18 @@ export class QuotaService {
     @Inject(QUOTA_SETTINGS) private readonly settings: QuotaSettings,
   ) {}
 
-  /** Throws 402 `insufficient_quota` when the owner's budget is used up. */
-  async admit(ownerId: string): Promise<void> {
-    const balance = await this.balance(ownerId);
+  /**
+   * Throws 402 `insufficient_quota` when the owner's budget is used up. Answered synchronously
+   * (nothing, or a throw) while the owner's balance is cached, as it is for all but the first
+   * call of a TTL.
+   */
+  admit(ownerId: string): void | Promise<void> {
+    const cached = this.balances.get(ownerId);
+    if (cached && this.isFresh(cached)) return this.check(ownerId, cached.balance);
+    return this.balance(ownerId).then((balance) => this.check(ownerId, balance));
+  }
+
+  private check(ownerId: string, balance: OwnerBalance | null): void {
     if (!balance || balance.budgetNano === null) return;
     const used = balance.spentNano + balance.reservedNano + (this.unwritten.get(ownerId) ?? 0n);
     if (used >= balance.budgetNano) {
@@ -96,11 +105,13 @@ export class QuotaService {
     this.balances.set(ownerId, { balance, loadedAt: this.clock.now(), version });
   }
 
+  private isFresh(cached: CachedBalance): boolean {
+    return this.clock.now() - cached.loadedAt < this.settings.balanceTtlMs;
+  }
+
   private balance(ownerId: string): Promise<OwnerBalance | null> {
     const cached = this.balances.get(ownerId);
-    if (cached && this.clock.now() - cached.loadedAt < this.settings.balanceTtlMs) {
-      return Promise.resolve(cached.balance);
-    }
+    if (cached && this.isFresh(cached)) return Promise.resolve(cached.balance);
     let pending = this.loading.get(ownerId);
     if (!pending) {
       pending = this.load(ownerId, cached);
