@@ -127,8 +127,13 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    await this.writeBatches(() => this.queue.length > 0);
+  }
+
+  /** Writes one batch at a time while `more()` holds (asked before each); stops at a failed write. */
+  private async writeBatches(more: () => boolean): Promise<void> {
     while (this.flushing) await this.flushing;
-    while (this.queue.length > 0) {
+    while (more()) {
       this.flushing = this.writeBatch();
       try {
         await this.flushing;
@@ -179,17 +184,13 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
    * write per handful: each batch is a transaction, and the embedded engine (in its worker
    * thread, beside the calls) paid four messages and a commit for every one of them.
    */
-  private async writeDue(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    do {
-      this.flushing = this.writeBatch();
-      try {
-        await this.flushing;
-      } finally {
-        this.flushing = undefined;
-      }
-      if (this.failures > 0) return;
-    } while (this.queue.length >= this.settings.batchSize);
+  private writeDue(): Promise<void> {
+    let first = true;
+    return this.writeBatches(() => {
+      const due = this.queue.length >= (first ? 1 : this.settings.batchSize);
+      first = false;
+      return due;
+    });
   }
 
   private scheduleNext(): void {
