@@ -1,3 +1,7 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { CopyRows, EmbeddedEngine, EmbeddedPool, openEmbeddedDatabase } from './embedded-pool';
 
 describe(EmbeddedPool.name, () => {
@@ -58,5 +62,22 @@ describe(EmbeddedPool.name, () => {
 
     expect(engine.closed).toBe(true);
     await expect(engine.query('SELECT 1')).rejects.toThrow('The embedded database is closed.');
+  });
+
+  it('refuses to open a folder the engine cannot use, instead of hanging', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'engine-')), 'a-file');
+    writeFileSync(file, 'not a folder');
+
+    await expect(openEmbeddedDatabase(join(file, 'data'))).rejects.toBeInstanceOf(Error);
+  });
+
+  it('refuses the queries under way when its worker thread dies', async () => {
+    const engine = await openEmbeddedDatabase(undefined);
+    const statement = engine.query('SELECT count(*) FROM generate_series(1, 20000000)');
+    await (engine as unknown as { worker: Worker }).worker.terminate();
+
+    await expect(statement).rejects.toThrow('worker thread stopped');
+    expect(engine.closed).toBe(true);
+    await expect(engine.query('SELECT 1')).rejects.toThrow('worker thread stopped');
   });
 });

@@ -246,11 +246,15 @@ class WorkerEngine implements EmbeddedEngine {
     return this.ask({ kind: 'exec', text }) as Promise<Array<EngineResults<Record<string, unknown>>>>;
   }
 
+  /** Resolves once the worker thread has ended (its memory with it). */
   async close(): Promise<void> {
     if (this.closed) return;
+    const ended = new Promise((resolve) => this.worker.once('exit', resolve));
     await this.ask({ kind: 'close' });
     this.closed = true;
     this.failure ??= new Error('The embedded database is closed.');
+    this.worker.ref(); // kept until it has ended, so the process does not go first
+    await ended;
   }
 
   private ask(request: EngineRequest): Promise<unknown> {
@@ -282,22 +286,14 @@ class WorkerEngine implements EmbeddedEngine {
 }
 
 /**
- * Creates the cluster in a new folder from a worker thread. initdb runs inside the engine and
- * grows its WebAssembly memory to several hundred MiB, which a running instance never gives
- * back; the worker's memory goes when the worker ends, so the gateway keeps the footprint of a
- * plain start (about 260 MiB instead of 700; docs/performance.md).
+ * Creates the cluster in a new folder with an engine worker of its own, closed at once. initdb
+ * runs inside the engine and grows its WebAssembly memory to several hundred MiB, which a running
+ * instance never gives back; that worker's memory goes with it, so the gateway keeps the
+ * footprint of a plain start (about 260 MiB instead of 700; docs/performance.md).
  */
 async function initialiseCluster(dataDir: string, startParams: string[]): Promise<void> {
-  const source = `
-    const { workerData } = require('node:worker_threads');
-    const { PGlite } = require(workerData.module);
-    const startParams = [...PGlite.defaultStartParams, ...workerData.startParams];
-    PGlite.create({ dataDir: workerData.dataDir, startParams }).then((database) => database.close());`;
-  const worker = new Worker(source, { eval: true, workerData: { module: require.resolve('@electric-sql/pglite'), dataDir, startParams } });
-  await new Promise<void>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${dataDir} failed (exit ${code})`))));
-  });
+  const engine = await WorkerEngine.start(dataDir, startParams);
+  await engine.close();
 }
 
 /** The `driver` option of TypeORM's postgres data source: a module with a `Pool` class. */

@@ -65,7 +65,7 @@ export class QuotaService {
   admit(ownerId: string): void | Promise<void> {
     const cached = this.balances.get(ownerId);
     if (cached && this.isFresh(cached)) return this.check(ownerId, cached.balance);
-    return this.balance(ownerId).then((balance) => this.check(ownerId, balance));
+    return this.reload(ownerId, cached).then((balance) => this.check(ownerId, balance));
   }
 
   private check(ownerId: string, balance: OwnerBalance | null): void {
@@ -109,12 +109,11 @@ export class QuotaService {
     return this.clock.now() - cached.loadedAt < this.settings.balanceTtlMs;
   }
 
-  private balance(ownerId: string): Promise<OwnerBalance | null> {
-    const cached = this.balances.get(ownerId);
-    if (cached && this.isFresh(cached)) return Promise.resolve(cached.balance);
+  /** The owner's balance read again; calls that find it stale at once share one read. */
+  private reload(ownerId: string, stale: CachedBalance | undefined): Promise<OwnerBalance | null> {
     let pending = this.loading.get(ownerId);
     if (!pending) {
-      pending = this.load(ownerId, cached);
+      pending = this.load(ownerId, stale);
       this.loading.set(ownerId, pending);
     }
     return pending;
