@@ -2,12 +2,15 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { AppModule } from './app.module';
-import type { GatewayOptions } from './gateway-options';
+import type { GatewayOptions, ServerSettings } from './gateway-options';
 import { GatewayExceptionFilter } from './common/gateway-exception.filter';
 import './common/request-state';
-import { readBody } from './common/body-reader';
+import { readBody, SpoolPolicy } from './common/body-reader';
+import { accessSync, constants } from 'node:fs';
+import { BodySpool } from './common/body-spool';
 import { answerClientError } from './common/client-errors';
 import type { DestinationStream } from 'pino';
 import { createGatewayLog } from './observability/call-log';
@@ -46,6 +49,7 @@ function requestTimeouts(requestTimeoutMs: number): { requestTimeout?: number; h
  * response, and the gateway's error shapes for errors Fastify raises itself.
  */
 export async function createGatewayApp(options: GatewayOptions, create: AppCreateOptions = {}): Promise<NestFastifyApplication> {
+  const spooling = spoolPolicyOf(options.server.bodySpool);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     // Fastify turns Node's limit off; a client stalling mid-body would hold its buffer for ever.
@@ -73,7 +77,7 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
   const telemetry = app.get(CallTelemetry);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', (request, payload, done) => readBody(payload, BODY_LIMIT_BYTES, done));
+  fastify.addContentTypeParser('*', (request, payload, done) => readBody(payload, BODY_LIMIT_BYTES, done, spooling));
   fastify.decorateRequest('startedAt', 0);
   fastify.addHook('onRequest', (request, reply, done) => {
     request.startedAt = performance.now();
@@ -82,9 +86,30 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     // The messages SDK reads its request id from `request-id` (`message._request_id`).
     if (request.url.startsWith('/v1/messages')) reply.raw.setHeader('request-id', request.id);
     telemetry.requestStarted(request, reply);
+    // A body that may be spooled: its file is let go of when the response is over.
+    if (spooling && mayBeSpooled(request.headers, spooling)) reply.raw.once('close', () => releaseSpool(request.body));
     done();
   });
   app.useGlobalFilters(new GatewayExceptionFilter());
   if (options.adminToken) serveAdminDocs(app);
   return app;
+}
+
+/** Undefined when spooling is off; a folder the gateway cannot write to stops it at start-up. */
+function spoolPolicyOf(settings: ServerSettings['bodySpool']): SpoolPolicy | undefined {
+  if (settings.aboveBytes <= 0) return undefined;
+  try {
+    accessSync(settings.directory, constants.W_OK);
+  } catch (error) {
+    throw new Error(`BODY_SPOOL_DIR: the gateway cannot write large request bodies to ${settings.directory} (${(error as Error).message})`);
+  }
+  return settings;
+}
+
+function mayBeSpooled(headers: IncomingHttpHeaders, spooling: SpoolPolicy): boolean {
+  return headers['transfer-encoding'] !== undefined || Number(headers['content-length']) > spooling.aboveBytes;
+}
+
+function releaseSpool(body: unknown): void {
+  if (body instanceof BodySpool) void body.release();
 }

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { defaultSettings } from './gateway-options';
 
 describe('defaultSettings LOG_LEVEL', () => {
@@ -35,5 +36,19 @@ describe('defaultSettings TRUSTED_PROXIES', () => {
 
   it.each(['nginx.internal', '10.0.0.0/33', '::1/129', '10.0.0.1/8/2', '300.1.1.1', '10.0.0.0/'])('refuses %s, naming the variable', (entry) => {
     expect(() => defaultSettings({ TRUSTED_PROXIES: `127.0.0.1,${entry}` })).toThrow(/TRUSTED_PROXIES/);
+  });
+});
+
+describe('defaultSettings BODY_SPOOL_ABOVE_BYTES and BODY_SPOOL_DIR', () => {
+  it('spools bodies over 1 MiB to the temporary folder by default', () => {
+    expect(defaultSettings({}).server.bodySpool).toEqual({ aboveBytes: 1024 * 1024, directory: tmpdir() });
+  });
+
+  it('takes both from the environment', () => {
+    expect(defaultSettings({ BODY_SPOOL_ABOVE_BYTES: '0', BODY_SPOOL_DIR: '/var/spool/gateway' }).server.bodySpool).toEqual({ aboveBytes: 0, directory: '/var/spool/gateway' });
+  });
+
+  it('refuses a threshold that is not a number', () => {
+    expect(() => defaultSettings({ BODY_SPOOL_ABOVE_BYTES: 'lots' })).toThrow(/BODY_SPOOL_ABOVE_BYTES/);
   });
 });

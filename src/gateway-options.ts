@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { tmpdir } from 'node:os';
 import { DatabaseSettings, databaseSettingsFromEnv } from './database/data-source';
 import type { GatewayConfig } from './config/gateway-config';
 import { loadGatewayConfigFile } from './config/config.loader';
@@ -45,6 +46,12 @@ export interface ServerSettings {
    * socket's peer, whatever the headers say.
    */
   trustedProxies: string[];
+  /**
+   * Request bodies larger than `aboveBytes` are written to an unlinked file in `directory` as they
+   * arrive, instead of being held in memory (`BODY_SPOOL_ABOVE_BYTES`, default 1 MiB, 0: never;
+   * `BODY_SPOOL_DIR`, default the system's temporary folder). README "Large bodies".
+   */
+  bodySpool: { aboveBytes: number; directory: string };
 }
 
 /** pino's level names; `silent` writes nothing. */
@@ -98,7 +105,11 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       limit: numberFrom(env, 'KEY_FAILURE_LIMIT', 20),
       windowMs: numberFrom(env, 'KEY_FAILURE_WINDOW_MS', 10_000),
     },
-    server: { requestTimeoutMs: numberFrom(env, 'REQUEST_TIMEOUT_MS', 300_000), trustedProxies: trustedProxiesFrom(env) },
+    server: {
+      requestTimeoutMs: numberFrom(env, 'REQUEST_TIMEOUT_MS', 300_000),
+      trustedProxies: trustedProxiesFrom(env),
+      bodySpool: { aboveBytes: numberFrom(env, 'BODY_SPOOL_ABOVE_BYTES', 1024 * 1024), directory: env.BODY_SPOOL_DIR || tmpdir() },
+    },
     quota: { balanceTtlMs: numberFrom(env, 'BALANCE_CACHE_TTL_MS', 1_000) },
     usageWriter: {
       flushIntervalMs: numberFrom(env, 'USAGE_FLUSH_INTERVAL_MS', 200),

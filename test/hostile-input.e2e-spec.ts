@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { defaultSettings } from '../src/gateway-options';
 import { KeyFailureLimiter } from '../src/auth/key-failure-limiter';
 import { SIMULATED_PNG_BASE64 } from './simulator/image-common';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
@@ -313,7 +314,7 @@ describe('hostile input', () => {
   beforeAll(async () => {
     gateway = await GatewayHarness.start({
       configYaml: hostileConfigYaml,
-      settings: { video: VIDEO_TEST_SETTINGS, server: { requestTimeoutMs: REQUEST_TIMEOUT_MS, trustedProxies: [] } },
+      settings: { video: VIDEO_TEST_SETTINGS, server: { ...defaultSettings().server, requestTimeoutMs: REQUEST_TIMEOUT_MS } },
     });
   });
 
@@ -645,7 +646,7 @@ describe('key guessing behind a trusted proxy (TRUSTED_PROXIES)', () => {
       configYaml: hostileConfigYaml,
       settings: {
         keyFailures: { limit: LIMIT, windowMs: 60_000 },
-        server: { requestTimeoutMs: 300_000, trustedProxies: ['127.0.0.5'] },
+        server: { ...defaultSettings().server, trustedProxies: ['127.0.0.5'] },
       },
     });
   });

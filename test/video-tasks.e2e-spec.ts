@@ -358,6 +358,23 @@ describe('video tasks', () => {
       expect(await taskRow(gateway, final.body.id)).toMatchObject({ draft: false });
     });
 
+    it('a submit over the spool threshold keeps its data URLs whole when its draft ids are replaced', async () => {
+      const draft = await submitB(VIDEO_KEYS.teamA1, { draft: true, duration: 5 });
+      const upstreamDraft = gateway.simulator.video.last()!;
+      // Over 1 MiB: the body is spooled, and its skeleton cuts the data URL after 4 KiB.
+      const picture = `data:image/png;base64,${'QUJD'.repeat(600_000)}`;
+      const content = [
+        { type: 'draft_task', draft_task: { id: draft.body.id } },
+        { type: 'image_url', image_url: { url: picture } },
+      ];
+      const final = await submitB(VIDEO_KEYS.teamA2, { content });
+      expect(final.status).toBe(200);
+      expect(gateway.simulator.video.last()!.body.content).toEqual([
+        { type: 'draft_task', draft_task: { id: upstreamDraft.id } },
+        { type: 'image_url', image_url: { url: picture } },
+      ]);
+    });
+
     it("a draft of another owner, a task that is not a draft, or an unknown id give 404 and nothing is forwarded", async () => {
       const draft = await submitB(VIDEO_KEYS.teamA1, { draft: true });
       const plain = await submitB(VIDEO_KEYS.teamB);

@@ -6,6 +6,7 @@ import type { ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
 import { scanTopLevel, TopLevelField } from '../common/json-scan';
 import { readValue } from '../common/json-splice';
+import { BodySpool } from '../common/body-spool';
 import { FormPart, formBoundary, parseForm, partText } from '../common/multipart-form';
 import { mayUseModel } from '../auth/principal';
 import { QuotaService } from '../metering/quota.service';
@@ -31,14 +32,15 @@ export class ModelAccessGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const declaration = this.reflector.get<EntryDeclaration>(ENTRY_METADATA, context.getHandler());
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const spool = request.body instanceof BodySpool ? request.body : undefined;
+    const body = spool ? spool.skeleton.bytes : Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const boundary = declaration.forms ? formBoundary(request.headers['content-type']) : undefined;
-    const read = boundary === undefined ? readJsonBody(body, declaration, request) : readFormBody(body, boundary);
+    const read = boundary === undefined ? readJsonBody(body, declaration, request, spool) : readFormBody(body, boundary);
     const model = this.resolve(read.modelId, request);
     const translateTo = this.upstreamProtocol(model, declaration);
     const admitted = this.quota.admit(request.principal!.ownerId);
     if (admitted) await admitted;
-    request.call = { entry: declaration.entry, translateTo, model, body, fields: read.fields, form: read.form, stream: read.stream };
+    request.call = { entry: declaration.entry, translateTo, model, body, spool, fields: read.fields, form: read.form, stream: read.stream };
     return true;
   }
 
@@ -76,10 +78,11 @@ interface ReadBody {
  * JSON text is UTF-8 (RFC 8259 section 8.1): other bytes would reach the upstream's parser as
  * something else than what the gateway read (native check, about 1 ms per 30 MiB).
  */
-function readJsonBody(body: Buffer, declaration: EntryDeclaration, request: FastifyRequest): ReadBody {
+function readJsonBody(body: Buffer, declaration: EntryDeclaration, request: FastifyRequest, spool: BodySpool | undefined): ReadBody {
+  if (spool?.fault) throw new GatewayError('invalid_request', `Request body is not valid JSON: ${spool.fault.message} at byte ${spool.fault.position}.`);
   const scan = scanTopLevel(body);
-  if (!scan.ok) throw new GatewayError('invalid_request', scan.message);
-  if (!isUtf8(body)) throw new GatewayError('invalid_request', 'Request body is not valid JSON: it is not UTF-8 text.');
+  if (!scan.ok) throw new GatewayError('invalid_request', spool ? inBodyOffsets(scan.message, spool) : scan.message);
+  if (!(spool ? spool.isUtf8 : isUtf8(body))) throw new GatewayError('invalid_request', 'Request body is not valid JSON: it is not UTF-8 text.');
   const modelId = declaration.modelFromPath
     ? declaration.modelFromPath(request.params as Record<string, string | undefined>)
     : stringField(body, scan.fields.get('model'));
@@ -99,6 +102,11 @@ function readFormBody(body: Buffer, boundary: string): ReadBody {
   if (!modelId) throw new GatewayError('invalid_request', 'The form must have a non-empty "model" field.');
   const stream = form.parts.some((part) => part.name === 'stream' && partText(body, part).trim().toLowerCase() === 'true');
   return { modelId, fields: new Map(), form: form.parts, stream };
+}
+
+/** A scan message about a skeleton, with its byte offsets turned into the body's. */
+function inBodyOffsets(message: string, spool: BodySpool): string {
+  return message.replace(/at byte (\d+)/g, (_, position: string) => `at byte ${spool.skeleton.map.bodyOffset(Number(position))}`);
 }
 
 function stringField(body: Buffer, field: TopLevelField | undefined): string | undefined {

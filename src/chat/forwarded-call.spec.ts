@@ -1,6 +1,16 @@
 import { PassThrough } from 'node:stream';
 import type { OpenedResponse } from '../upstream/forward.service';
-import { dropRest, readWhole } from './forwarded-call';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { JsonSkeletonBuilder } from '../common/body-skeleton';
+import { BodySpool } from '../common/body-spool';
+import type { AdmittedCall } from '../common/request-state';
+import type { ForwardService } from '../upstream/forward.service';
+import type { UsageWriter } from '../metering/usage-writer.service';
+import type { CallTelemetry } from '../observability/call-telemetry';
+import { CallSpec, dropRest, ForwardedCall, readWhole } from './forwarded-call';
 
 describe(readWhole.name, () => {
   const opened = (body: PassThrough, headers: Record<string, string>) => ({ body, headers }) as unknown as OpenedResponse;
@@ -79,5 +89,49 @@ describe(dropRest.name, () => {
     await expect(dropRest(destroyed)).resolves.toBeUndefined();
     await expect(dropRest(ended)).resolves.toBeUndefined();
     expect(ended.listenerCount('data')).toBe(0);
+  });
+});
+
+describe('ForwardedCall with a spooled body', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'forwarded-call-spec-'));
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  async function spooledCall(): Promise<{ spool: BodySpool; request: FastifyRequest }> {
+    const body = Buffer.from(JSON.stringify({ model: 'm', image: 'A'.repeat(10_000) }));
+    const spool = await BodySpool.open(directory);
+    await spool.append([body]);
+    const builder = new JsonSkeletonBuilder();
+    builder.push(body);
+    spool.skeleton = builder.finish();
+    const call = { body: spool.skeleton.bytes, spool } as unknown as AdmittedCall;
+    return { spool, request: { call } as unknown as FastifyRequest };
+  }
+
+  function forwardedCall() {
+    const open = jest.fn(() => Promise.reject(new Error('not expected upstream')));
+    const telemetry = { upstreamStarted: jest.fn(), upstreamEnded: jest.fn() };
+    const calls = new ForwardedCall({ open } as unknown as ForwardService, {} as UsageWriter, telemetry as unknown as CallTelemetry);
+    return { calls, open };
+  }
+
+  const reply = { raw: {} } as FastifyReply;
+
+  it('refuses to send pieces of the skeleton: a route must pass the spool to upstreamBodyOf', async () => {
+    const { spool, request } = await spooledCall();
+    const { calls, open } = forwardedCall();
+    const spec = { body: [spool.skeleton.bytes.subarray(0, 10), spool.skeleton.bytes.subarray(10)] } as unknown as CallSpec;
+
+    await expect(calls.run(request, reply, spec)).rejects.toThrow('as its skeleton');
+    expect(open).not.toHaveBeenCalled();
+    await spool.release();
+  });
+
+  it('sends nothing when the client left and its spooled body was let go of before the call started', async () => {
+    const { spool, request } = await spooledCall();
+    await spool.release();
+    const { calls, open } = forwardedCall();
+
+    await expect(calls.run(request, reply, { body: spool.upstreamBody([spool.skeleton.bytes]) } as unknown as CallSpec)).resolves.toBeUndefined();
+    expect(open).not.toHaveBeenCalled();
   });
 });

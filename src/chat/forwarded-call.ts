@@ -10,6 +10,7 @@ import { UsageWriter } from '../metering/usage-writer.service';
 import { isBodyTimeout } from '../upstream/upstream-failure';
 import { CallAbort } from '../upstream/call-abort';
 import type { UpstreamBody } from '../upstream/upstream-client';
+import { BodySpool, SpooledUpstreamBody } from '../common/body-spool';
 import type { UsageFigures } from '../metering/usage-figures';
 import { CallOutcome, usageDraftOf } from './call-recorder';
 import { CallTelemetry } from '../observability/call-telemetry';
@@ -49,10 +50,17 @@ export class ForwardedCall {
   ) {}
 
   async run(request: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
+    const spool = request.call!.spool;
+    // The client left before the call went upstream, and its spooled body went with it: nothing was sent, nothing to record.
+    if (spool && !spool.isOpen) return;
     this.telemetry.upstreamStarted(request);
+    if (spool) assertNotSkeleton(spec.body, spool);
+    // A spooled body's file stays open for every line tried, even after the client has left.
+    spool?.retain();
     try {
       await this.forward(request, reply, spec);
     } finally {
+      void spool?.release();
       this.telemetry.upstreamEnded(request, reply);
     }
   }
@@ -149,6 +157,14 @@ function failureOutcome(error: ForwardFailure, clientGone: boolean): CallOutcome
     figures: undefined,
     upstreamHeadersMs: null,
   };
+}
+
+/** A route that cut its body from a spooled body's skeleton but forgot the spool would send the skeleton: refused, never sent. */
+function assertNotSkeleton(body: UpstreamBody, spool: BodySpool): void {
+  if (body instanceof SpooledUpstreamBody) return;
+  const skeleton = spool.skeleton.bytes.buffer;
+  const pieces = Array.isArray(body) ? (body as readonly Buffer[]) : [body as Buffer];
+  if (pieces.some((piece) => piece.buffer === skeleton)) throw new Error('A spooled body was about to go upstream as its skeleton (upstreamBodyOf without the spool).');
 }
 
 export function isEventStream(opened: OpenedResponse): boolean {

@@ -24,7 +24,7 @@ export function upstreamPathOf(route: NativeRoute, call: AdmittedCall): string {
 
 export function replaceModel(call: AdmittedCall, extra?: Map<string, string>, additions?: Array<[string, string]>): UpstreamBody {
   const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)], ...(extra ?? [])]);
-  return upstreamBodyOf(splicedParts(call.body, call.fields, replacements, additions));
+  return upstreamBodyOf(splicedParts(call.body, call.fields, replacements, additions), call.spool);
 }
 
 function streamOptions(call: AdmittedCall): Record<string, unknown> | undefined {

@@ -88,7 +88,18 @@ export class TranslatedCallService {
 
   forward(request: FastifyRequest, reply: FastifyReply, entry: TranslatableEntry): Promise<void> {
     const call = request.call!;
-    const plan = this.plan(request, entry);
+    // A translation needs the whole request: a spooled body is read back from its file.
+    if (call.spool) {
+      // A client that left before this took its spooled body with it; nothing was sent upstream.
+      if (!call.spool.isOpen) return Promise.resolve();
+      return call.spool.text().then((text) => this.translate(request, reply, entry, text));
+    }
+    return this.translate(request, reply, entry, call.body.toString('utf8'));
+  }
+
+  private translate(request: FastifyRequest, reply: FastifyReply, entry: TranslatableEntry, text: string): Promise<void> {
+    const call = request.call!;
+    const plan = this.plan(request, entry, text);
     let usage: CanonicalUsage = {};
     const headers: Record<string, string> = {};
     for (const name of TRANSLATED_REQUEST_HEADERS) {
@@ -113,9 +124,9 @@ export class TranslatedCallService {
     });
   }
 
-  private plan(request: FastifyRequest, entry: TranslatableEntry): TranslationPlan {
+  private plan(request: FastifyRequest, entry: TranslatableEntry, text: string): TranslationPlan {
     const call = request.call!;
-    const body = JSON.parse(call.body.toString('utf8')) as Record<string, unknown>;
+    const body = JSON.parse(text) as Record<string, unknown>;
     try {
       return planTranslation(entry, call.translateTo!, body, { upstreamModel: call.model.upstreamModel, maxTokens: call.model.maxTokens });
     } catch (error) {

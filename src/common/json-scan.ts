@@ -27,35 +27,35 @@ export type ScanResult =
 /** Deeper documents are refused: real requests never come close, and recursion stays bounded. */
 export const MAX_JSON_DEPTH = 512;
 
-const TAB = 0x09;
-const LINE_FEED = 0x0a;
-const CARRIAGE_RETURN = 0x0d;
-const SPACE = 0x20;
-const QUOTE = 0x22;
-const COMMA = 0x2c;
+export const TAB = 0x09;
+export const LINE_FEED = 0x0a;
+export const CARRIAGE_RETURN = 0x0d;
+export const SPACE = 0x20;
+export const QUOTE = 0x22;
+export const COMMA = 0x2c;
 const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;
 const ZERO = 0x30;
 const NINE = 0x39;
 const COLON = 0x3a;
-const OPEN_BRACKET = 0x5b;
-const BACKSLASH = 0x5c;
-const CLOSE_BRACKET = 0x5d;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+export const BACKSLASH = 0x5c;
+export const CLOSE_BRACKET = 0x5d;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
 const LOWER_E = 0x65;
 const UPPER_E = 0x45;
-const LOWER_U = 0x75;
+export const LOWER_U = 0x75;
 const END = -1;
 
 /** Bytes that may follow a backslash (other than `u`): " \ / b f n r t. */
-const SIMPLE_ESCAPES = new Uint8Array(128);
+export const SIMPLE_ESCAPES = new Uint8Array(128);
 for (const character of '"\\/bfnrt') SIMPLE_ESCAPES[character.charCodeAt(0)] = 1;
 
 /** Operands of the "word has a byte below 0x20" test: (word - 0x20202020) & ~word & 0x80808080. */
-const BELOW_SPACE = 0x20202020;
-const HIGH_BITS = 0x80808080 | 0;
+export const BELOW_SPACE = 0x20202020;
+export const HIGH_BITS = 0x80808080 | 0;
 /** Bytes of a string walked in JS before handing the search to native `indexOf`. */
 const INLINE_SCAN_LENGTH = 32;
 /** Below this length a string is checked byte by byte; the word view is not worth setting up. */
@@ -67,7 +67,7 @@ function isDigit(byte: number): boolean {
   return byte >= ZERO && byte <= NINE;
 }
 
-function isHexDigit(byte: number): boolean {
+export function isHexDigit(byte: number): boolean {
   return isDigit(byte) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66);
 }
 

@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal';
 import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import type { TopLevelField } from './json-scan';
 import type { FormPart } from './multipart-form';
+import type { BodySpool } from './body-spool';
 import type { TextProtocol } from '../translation/translation-routes';
 import type { UsageDraft } from '../metering/usage-draft';
 
@@ -11,7 +12,14 @@ export interface AdmittedCall {
   /** Set when the model lacks the entry's interface and the call is translated to this protocol. */
   translateTo?: TextProtocol;
   model: ModelConfig;
+  /** The body, or for a spooled body its skeleton (body-skeleton.ts): what the guards and routes read and cut. */
   body: Buffer;
+  /**
+   * Set for a body kept in a file: pieces cut from `body` go upstream as the file's ranges
+   * (`upstreamBodyOf`). Values read from the skeleton have strings past 4 KiB cut: one that goes
+   * upstream again in another form is read with `spool.value`.
+   */
+  spool?: BodySpool;
   /** Top-level JSON members; empty for a form body. */
   fields: Map<string, TopLevelField>;
   /** The parts of a `multipart/form-data` body (format A edits); absent for JSON. */

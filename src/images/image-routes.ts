@@ -26,7 +26,7 @@ export const IMAGES_GENERATIONS_ROUTE: NativeRoute = {
 export const IMAGES_EDITS_ROUTE: NativeRoute = {
   name: 'images_a_edits',
   upstreamPath: '/v1/images/edits',
-  upstreamBody: (call) => (call.form ? upstreamBodyOf(replacePart(call.body, modelPart(call), call.model.upstreamModel)) : replaceModel(call)),
+  upstreamBody: (call) => (call.form ? upstreamBodyOf(replacePart(call.body, modelPart(call), call.model.upstreamModel), call.spool) : replaceModel(call)),
   meter: () => new ImagesMeter(),
   refusal: (call) => imageRefusal(call, 'a'),
   outlivesClient: true,
@@ -45,7 +45,7 @@ export const VENDOR_B_IMAGES_ROUTE: NativeRoute = {
 export const GENERATE_CONTENT_ROUTE: NativeRoute = {
   name: 'images_c',
   upstreamPath: (call) => `/v1beta/models/${call.model.upstreamModel.split('/').map(encodeURIComponent).join('/')}:generateContent`,
-  upstreamBody: (call) => call.body,
+  upstreamBody: (call) => (call.spool ? upstreamBodyOf([call.body], call.spool) : call.body),
   meter: () => new GenerateContentMeter(),
   refusal: (call) => imageRefusal(call, 'c'),
   outlivesClient: true,

@@ -3,15 +3,20 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Line } from './line-registry';
 import type { CallAbort } from './call-abort';
+import { BodySpool, SpooledUpstreamBody } from '../common/body-spool';
 
-/** A request body: one buffer, or consecutive pieces of one (a large body is not joined). */
-export type UpstreamBody = Buffer | readonly Buffer[];
+/** A request body: one buffer, consecutive pieces of one (a large body is not joined), or pieces of a spooled body. */
+export type UpstreamBody = Buffer | readonly Buffer[] | SpooledUpstreamBody;
 
 /** Pieces smaller than this together are joined: one write beats an iterable for small bodies. */
 const JOIN_BELOW_BYTES = 1 << 20;
 
-/** The body to send for these pieces: joined when small, left in pieces when large. */
-export function upstreamBodyOf(parts: readonly Buffer[]): UpstreamBody {
+/**
+ * The body to send for these pieces: joined when small, left in pieces when large. Pieces cut
+ * from a spooled body's skeleton (`spool` given) stand for the file's bytes.
+ */
+export function upstreamBodyOf(parts: readonly Buffer[], spool?: BodySpool): UpstreamBody {
+  if (spool) return spool.upstreamBody(parts);
   let length = 0;
   for (const part of parts) length += part.length;
   return length < JOIN_BELOW_BYTES ? Buffer.concat(parts as Buffer[], length) : parts;
@@ -35,14 +40,17 @@ export interface UpstreamResponse {
 @Injectable()
 export class UpstreamClient {
   async send(line: Line, request: UpstreamRequest): Promise<UpstreamResponse> {
-    const pieces = Array.isArray(request.body) ? (request.body as readonly Buffer[]) : undefined;
+    const body = request.body;
+    const spooled = body instanceof SpooledUpstreamBody ? body : undefined;
+    const pieces = Array.isArray(body) ? (body as readonly Buffer[]) : undefined;
+    // undici cannot know the length of pieces; the upstream gets it as for a single buffer.
+    const length = spooled ? spooled.length : pieces ? pieces.reduce((sum, piece) => sum + piece.length, 0) : undefined;
     const response = await line.pool.request({
       method: request.method,
       path: request.path,
-      // undici cannot know the length of pieces; the upstream gets it as for a single buffer.
-      headers: pieces ? { ...request.headers, 'content-length': String(pieces.reduce((sum, piece) => sum + piece.length, 0)) } : request.headers,
-      // undici writes any iterable of chunks (its type declarations list single values only).
-      body: (pieces ?? request.body) as Buffer | undefined,
+      headers: length === undefined ? request.headers : { ...request.headers, 'content-length': String(length) },
+      // undici writes any (async) iterable of chunks (its type declarations list single values only).
+      body: (spooled ? spooled.chunks() : (pieces ?? body)) as Buffer | undefined,
       signal: request.signal,
       headersTimeout: line.config.timeoutMs,
       bodyTimeout: line.config.timeoutMs,

@@ -57,7 +57,12 @@ export class VideoTaskService {
     const principal = request.principal!;
     const facts = submitFacts(call.body, call.fields, wire.interface);
     const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)]]);
-    if (facts.draftTaskIds.length > 0) replacements.set('content', JSON.stringify(await this.withUpstreamDrafts(facts, principal.ownerId)));
+    if (facts.draftTaskIds.length > 0) {
+      // A spooled body's skeleton has its long strings (data: URLs) cut: the content that goes upstream again is read whole.
+      if (call.spool && !call.spool.isOpen) throw new GatewayError('invalid_request', 'The client closed the request before it was sent upstream.');
+      const content = call.spool ? ((await call.spool.value(call.fields.get('content')!)) as Array<Record<string, unknown>>) : facts.content!;
+      replacements.set('content', JSON.stringify(await this.withUpstreamDrafts(facts.draftTaskIds, content, principal.ownerId)));
+    }
 
     const now = this.clock.now();
     const task: NewVideoTask = {
@@ -94,7 +99,7 @@ export class VideoTaskService {
         recordAs: wire.interface,
         upstreamInterface: wire.interface,
         path: wire.submitPath,
-        body: upstreamBodyOf(splicedParts(call.body, call.fields, replacements)),
+        body: upstreamBodyOf(splicedParts(call.body, call.fields, replacements), call.spool),
         incomingHeaders: request.headers,
         answer: async (opened, response) => {
           const outcome = await this.answerSubmit(opened, response, wire, task.id);
@@ -183,16 +188,16 @@ export class VideoTaskService {
   }
 
   /** The submit's content with each draft's gateway id replaced by its upstream id; 404 for a draft of another owner. */
-  private async withUpstreamDrafts(facts: SubmitFacts, ownerId: string): Promise<Array<Record<string, unknown>>> {
+  private async withUpstreamDrafts(draftTaskIds: string[], content: Array<Record<string, unknown>>, ownerId: string): Promise<Array<Record<string, unknown>>> {
     const upstreamIds = new Map<string, string>();
-    for (const id of facts.draftTaskIds) {
+    for (const id of draftTaskIds) {
       const draft = await this.store.find(id);
       if (!draft || !draft.draft || draft.ownerId !== ownerId || draft.interface !== 'video_b' || draft.upstreamTaskId === null) {
         throw new GatewayError('not_found', `No draft task has the id ${JSON.stringify(id)}.`);
       }
       upstreamIds.set(id, draft.upstreamTaskId);
     }
-    return facts.content!.map((item) => {
+    return content.map((item) => {
       if (item.type !== 'draft_task') return item;
       const reference = item.draft_task as Record<string, unknown>;
       return { ...item, draft_task: { ...reference, id: upstreamIds.get(reference.id as string) } };
