@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { BodySpool } from '../src/common/body-spool';
 import { scanTopLevel } from '../src/common/json-scan';
 import { defaultSettings } from '../src/gateway-options';
-import { GatewayHarness } from './support/gateway-harness';
+import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
 import { formBody } from './support/images-kit';
 import { KEYS } from './support/test-config';
 import { until } from './support/until';
@@ -588,6 +588,17 @@ describe('large request bodies', () => {
       const parts = sent.messages.flatMap((message) => (typeof message.content === 'string' ? [{ text: message.content }] : (message.content as Array<{ text?: string }>)));
       const texts = parts.map((part) => part.text).filter((value): value is string => typeof value === 'string');
       expect(texts.filter((value) => value === text)).toHaveLength(1);
+    });
+  });
+
+  describe('admin API', () => {
+    it('reads an admin body over the threshold from its file like a small one', async () => {
+      // Valid JSON padded with whitespace past 1 MiB: spooled, and the admin API must still read it.
+      const body = Buffer.from(`{"id":"padded-owner","kind":"project","budget":5${' '.repeat(MIB + 100)}}`);
+      const answer = await send(`${gateway.url}/admin/owners`, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN_FOR_TESTS}` } });
+
+      expect(answer.status).toBe(201);
+      expect(JSON.parse(answer.text)).toMatchObject({ id: 'padded-owner', kind: 'project' });
     });
   });
 

@@ -1,6 +1,7 @@
 import { PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
+import { BodySpool } from '../common/body-spool';
 import { GatewayError } from '../common/gateway-error';
 
 type Constructor<T> = new () => T;
@@ -36,22 +37,24 @@ export function validated<T extends object>(type: Constructor<T>, plain: unknown
  * The admin API's pipe: a JSON body (the gateway reads every body as bytes) or a query string,
  * validated against its DTO class.
  */
-export class Validated<T extends object> implements PipeTransform<unknown, T> {
+export class Validated<T extends object> implements PipeTransform<unknown, T | Promise<T>> {
   constructor(
     private readonly type: Constructor<T>,
     private readonly source: 'body' | 'query',
   ) {}
 
-  transform(value: unknown): T {
+  transform(value: unknown): T | Promise<T> {
     if (this.source === 'query') return validated(this.type, { ...(value as object) }, 'query string');
-    return validated(this.type, parseJsonBody(value), 'request body');
+    // A body over BODY_SPOOL_ABOVE_BYTES was written to a file (README "Large bodies").
+    if (value instanceof BodySpool) return value.text().then((text) => validated(this.type, parseJsonBody(text), 'request body'));
+    return validated(this.type, parseJsonBody(Buffer.isBuffer(value) ? value.toString('utf8') : ''), 'request body');
   }
 }
 
-function parseJsonBody(value: unknown): unknown {
-  if (!Buffer.isBuffer(value) || value.length === 0) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+function parseJsonBody(text: string): unknown {
+  if (text.length === 0) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   try {
-    return JSON.parse(value.toString('utf8'));
+    return JSON.parse(text);
   } catch {
     throw new GatewayError('invalid_request', 'The request body is not valid JSON.');
   }
