@@ -74,4 +74,32 @@ describe('meters of streams', () => {
     expect(responses.errorCode()).toBeNull();
     expect(chat.errorCode()).toBeNull();
   });
+
+  it('read the usage from the events of each protocol that carry it (events are screened by a word search first)', () => {
+    const completed = new ResponsesMeter();
+    completed.readEvent(event({ type: 'response.created', response: { status: 'in_progress', usage: null } }, 'response.created'));
+    completed.readEvent(event({ type: 'response.completed', response: { usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 } } }, 'response.completed'));
+    const incomplete = new ResponsesMeter();
+    incomplete.readEvent(event({ type: 'response.incomplete', response: { usage: { input_tokens: 7, output_tokens: 9, total_tokens: 16 } } }, 'response.incomplete'));
+    const messages = new MessagesMeter();
+    messages.readEvent(event({ type: 'message_start', message: { usage: { input_tokens: 4, output_tokens: 1 } } }, 'message_start'));
+    messages.readEvent(event({ type: 'content_block_delta', delta: { type: 'text_delta', text: '"usage"' } }, 'content_block_delta'));
+    messages.readEvent(event({ type: 'message_delta', usage: { output_tokens: 12 } }, 'message_delta'));
+    const chat = new ChatMeter(false);
+    const kept = chat.readEvent(event({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 6, total_tokens: 8 } }));
+
+    expect(completed.figures()).toMatchObject({ input_tokens: 3, output_tokens: 2 });
+    expect(incomplete.figures()).toMatchObject({ input_tokens: 7, output_tokens: 9 });
+    expect(messages.figures()).toMatchObject({ input_tokens: 4, output_tokens: 12 });
+    expect(chat.figures()).toMatchObject({ input_tokens: 2, output_tokens: 6 });
+    expect(kept).toBe(false);
+  });
+
+  it('report the error event of a responses stream', () => {
+    const responses = new ResponsesMeter();
+    responses.readEvent(event({ type: 'response.output_text.delta', delta: 'hi', sequence_number: 3 }, 'response.output_text.delta'));
+    responses.readEvent(event({ type: 'error', code: 'server_error', message: 'boom', sequence_number: 4 }, 'error'));
+
+    expect(responses.errorCode()).toBe('upstream_error_in_stream');
+  });
 });

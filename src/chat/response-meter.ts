@@ -27,6 +27,15 @@ const USAGE_KEY = Buffer.from('"usage"');
 /** In every protocol an error event's data names `error` (a member, or `"type":"error"`). */
 const ERROR_WORD = Buffer.from('"error"');
 
+/**
+ * Whether a raw event contains any of a meter's words: one regular expression over the bytes
+ * read as latin1 (1:1, so ASCII words match exactly) costs a third of two `Buffer.indexOf`
+ * calls, and almost every event contains none of them.
+ */
+function mentions(raw: Buffer, words: RegExp): boolean {
+  return words.test(raw.toString('latin1'));
+}
+
 /** The JSON value of a text, or undefined when it is not JSON (upstream answers are not trusted). */
 export function parseJson(text: string): unknown {
   try {
@@ -72,6 +81,8 @@ export function isErrorEvent(raw: Buffer): boolean {
 /** The record's code for a stream that carried the upstream's own error event. */
 export const ERROR_IN_STREAM = 'upstream_error_in_stream';
 
+const CHAT_WORDS = /"(?:usage|error)"/;
+
 /**
  * Chat-completions: usage comes in the final chunk (`choices: []`) that the gateway asked for
  * with `stream_options.include_usage`; a client that did not ask for it does not get it.
@@ -93,6 +104,7 @@ export class ChatMeter implements ResponseMeter {
   }
 
   readEvent(raw: Buffer): boolean {
+    if (!mentions(raw, CHAT_WORDS)) return true;
     if (isErrorEvent(raw)) this.problem = ERROR_IN_STREAM;
     if (raw.indexOf(USAGE_KEY) === -1) return true;
     const chunk = eventData(raw);
@@ -109,6 +121,7 @@ export class ChatMeter implements ResponseMeter {
   }
 }
 
+const RESPONSES_WORDS = /response\.(?:completed|incomplete|failed)|"error"/;
 const RESPONSE_FINAL_EVENTS = [
   Buffer.from('response.completed'),
   Buffer.from('response.incomplete'),
@@ -131,6 +144,7 @@ export class ResponsesMeter implements ResponseMeter {
   }
 
   readEvent(raw: Buffer): boolean {
+    if (!mentions(raw, RESPONSES_WORDS)) return true;
     if (!RESPONSE_FINAL_EVENTS.some((name) => raw.indexOf(name) !== -1)) {
       if (isErrorEvent(raw)) this.problem = ERROR_IN_STREAM;
       return true;
@@ -149,6 +163,7 @@ export class ResponsesMeter implements ResponseMeter {
 
 const MESSAGE_START = Buffer.from('message_start');
 const MESSAGE_DELTA = Buffer.from('message_delta');
+const MESSAGES_WORDS = /message_start|message_delta|"error"/;
 
 /**
  * Messages: `message_start` carries the input usage, each `message_delta` cumulative totals
@@ -170,6 +185,7 @@ export class MessagesMeter implements ResponseMeter {
   }
 
   readEvent(raw: Buffer): boolean {
+    if (!mentions(raw, MESSAGES_WORDS)) return true;
     if (isErrorEvent(raw)) this.problem = ERROR_IN_STREAM;
     const isStart = raw.indexOf(MESSAGE_START) !== -1;
     if (!isStart && raw.indexOf(MESSAGE_DELTA) === -1) return true;

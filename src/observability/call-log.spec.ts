@@ -1,5 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import pino from 'pino';
 import type { CallFacts } from './call-facts';
-import { callLogLevel, callLogLine, createGatewayLog } from './call-log';
+import { callLogLevel, callLogLine, callLogText, createGatewayLog } from './call-log';
 
 const FACTS: CallFacts = {
   requestId: 'request-1',
@@ -47,6 +50,30 @@ describe(callLogLine.name, () => {
   });
 });
 
+describe(callLogText.name, () => {
+  const TIME = 1_764_000_000_123;
+  /** What pino writes for the line object at that level, its clock stopped at TIME. */
+  function pinoLine(facts: CallFacts, level: 'info' | 'warn'): { text: string; chindings: string } {
+    const written: string[] = [];
+    const log = pino({ level: 'info', timestamp: () => `,"time":${TIME}` }, { write: (line: string) => void written.push(line) });
+    log[level](callLogLine(facts), 'call');
+    return { text: written[0]!, chindings: (log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym]! };
+  }
+
+  it.each<[string, Partial<CallFacts>, 'info' | 'warn']>([
+    ['a plain call', {}, 'info'],
+    ['a server error', { status: 502, errorCode: 'upstream_failed', line: null, upstreamHeadersMs: null, upstreamMs: null, firstByteMs: null }, 'warn'],
+    ['a request that never got a model', { model: null, entry: 'none', route: null, stream: null, keyPrefix: null, owner: null }, 'info'],
+    ['a stream, translated', { stream: true, translatedTo: 'messages', clientRequestId: 'client-7' }, 'info'],
+    ['client text that needs escaping', { clientRequestId: 'say "hi" \\ back', model: 'm\u00e9tro-\u2028-\u0007', route: '/v1/\t' }, 'info'],
+    ['durations that round', { durationMs: 0.04999, upstreamHeadersMs: 1e-7, upstreamMs: 123456.789, firstByteMs: 0 }, 'info'],
+  ])('is what pino writes for the same line: %s', (_name, change, level) => {
+    const facts = { ...FACTS, ...change };
+    const { text, chindings } = pinoLine(facts, level);
+    expect(callLogText(facts, level, chindings, TIME)).toBe(text);
+  });
+});
+
 describe(callLogLevel.name, () => {
   it('is warn for server errors and info for everything else', () => {
     expect([200, 401, 429, 499, 500, 502, 504].map((status) => callLogLevel({ ...FACTS, status }))).toEqual([
@@ -65,5 +92,52 @@ describe(createGatewayLog.name, () => {
 
     expect(written).toHaveLength(1);
     expect(JSON.parse(written[0]!)).toMatchObject({ level: 40, msg: 'call', status: 502, time: expect.any(Number) });
+  });
+});
+
+describe('standard output', () => {
+  const BUILT = path.resolve(__dirname, '../../dist/src/observability/call-log.js');
+  /** Runs a script against the built logger (`npm test` builds first) in a child process; what reached its standard output. */
+  function stdoutOf(script: string): string[] {
+    const child = spawnSync(process.execPath, ['-e', `const { createGatewayLog } = require(${JSON.stringify(BUILT)});\n${script}`], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(child.stderr).toBe('');
+    return child.stdout.split('\n').filter((line) => line !== '');
+  }
+  /** Ends the child at once, no exit handlers: only what was written by then is there. */
+  const KILL = `require('fs').writeSync(1, 'marker\\n'); process.kill(process.pid, 'SIGKILL');`;
+
+  it('writes every line, in order, when the process exits right after logging them', () => {
+    const lines = stdoutOf(`
+      const log = createGatewayLog('info');
+      for (let i = 0; i < 2000; i++) log.info({ i, padding: 'x'.repeat(100) }, 'call');
+      process.exit(0);`);
+    expect(lines.map((line) => JSON.parse(line).i)).toEqual([...Array(2000).keys()]);
+  });
+
+  it('writes a line within about a second when nothing else is logged', () => {
+    const lines = stdoutOf(`
+      const log = createGatewayLog('info');
+      log.info({ n: 1 }, 'call');
+      setTimeout(() => { ${KILL} }, 1_500);`);
+    expect(lines).toEqual([expect.stringContaining('"n":1'), 'marker']);
+  });
+
+  it('writes what waits when the log is flushed (the gateway flushes it at shutdown)', () => {
+    const lines = stdoutOf(`
+      const log = createGatewayLog('info');
+      log.info({ n: 1 }, 'call');
+      log.flush(() => { ${KILL} });`);
+    expect(lines).toEqual([expect.stringContaining('"n":1'), 'marker']);
+  });
+
+  it('keeps a line back while less than a chunk waits (the point of batching)', () => {
+    const lines = stdoutOf(`
+      const log = createGatewayLog('info');
+      log.info({ n: 1 }, 'call');
+      setTimeout(() => { ${KILL} }, 100);`);
+    expect(lines).toEqual(['marker']);
   });
 });

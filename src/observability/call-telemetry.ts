@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
+import pino, { DestinationStream, Logger } from 'pino';
 import '../common/request-state';
 import { callFactsOf, isProbe } from './call-facts';
-import { callLogLevel, callLogLine, GATEWAY_LOG } from './call-log';
+import { callLogLevel, callLogLine, callLogText, GATEWAY_LOG } from './call-log';
 import { GatewayMetrics } from './gateway-metrics';
 
 /**
@@ -18,10 +18,18 @@ import { GatewayMetrics } from './gateway-metrics';
  */
 @Injectable()
 export class CallTelemetry {
+  /** Where the log writes, and its fixed members (pid, hostname): call lines are built here (callLogText). */
+  private readonly destination: DestinationStream;
+  private readonly chindings: string;
+
   constructor(
     private readonly metrics: GatewayMetrics,
     @Inject(GATEWAY_LOG) private readonly log: Logger,
-  ) {}
+  ) {
+    const internals = log as unknown as Record<symbol, unknown>;
+    this.destination = internals[pino.symbols.streamSym] as DestinationStream;
+    this.chindings = internals[pino.symbols.chindingsSym] as string;
+  }
 
   /** From the `onRequest` hook. */
   requestStarted(request: FastifyRequest, reply: FastifyReply): void {
@@ -67,6 +75,6 @@ export class CallTelemetry {
     }
     this.metrics.callEnded(facts);
     const level = callLogLevel(facts);
-    if (this.log.isLevelEnabled(level)) this.log[level](callLogLine(facts), 'call');
+    if (this.log.isLevelEnabled(level)) this.destination.write(callLogText(facts, level, this.chindings, Date.now()));
   }
 }
