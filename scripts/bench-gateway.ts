@@ -58,11 +58,16 @@ keys:
     models: ["*"]
 `;
 
-/** The runner's side door: flush the usage writer, then count this process's records. */
+/** The runner's side door: flush the usage writer, then count this process's records (`/usage`); the process's memory (`/memory`). */
 function listenControl(app: NestFastifyApplication, port: number, since: Date): void {
   const writer = app.get(UsageWriter);
   const dataSource = app.get(DataSource);
   const server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url === '/memory') {
+      // The main thread's V8 heap and buffers (bench/memory.mjs samples them next to RSS).
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(process.memoryUsage()));
+      return;
+    }
     if (request.method !== 'GET' || request.url !== '/usage') {
       response.writeHead(404).end();
       return;
