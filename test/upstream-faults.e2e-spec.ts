@@ -1,4 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { Clock } from '../src/auth/clock';
 import type { UsageRecord } from '../src/metering/usage-record.entity';
@@ -580,6 +582,58 @@ describe('upstream faults', () => {
         errorCode: null,
         usage: { input_tokens: 11, output_tokens: events },
         costNano: costOf(11, events),
+      });
+    });
+
+    it('reads a native stream from the upstream only as fast as the client takes it (backpressure), then relays it whole', async () => {
+      const events = 6_000;
+      const piece = 'y'.repeat(10 * 1024);
+      let produced = 0;
+      // The simulator writes each chunk once the previous one reached its socket; counting what it took shows how far it got.
+      function* chunks(): Generator<string> {
+        yield chatChunk({ role: 'assistant', content: '' });
+        for (let index = 0; index < events; index++) {
+          produced += 1;
+          yield chatChunk({ content: piece });
+        }
+        yield chatChunk({}, 'stop');
+        yield chatUsageChunk(3, events);
+        yield 'data: [DONE]\n\n';
+      }
+      harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks() as unknown as string[]));
+      const url = new URL(`${harness.url}${CHAT_PATH}`);
+      const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        const request = http.request(
+          { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json' } },
+          resolve,
+        );
+        request.on('error', reject);
+        request.end(JSON.stringify(chatBody('chat-model', true)));
+      });
+      response.pause();
+      // The client reads nothing: once every buffer on the way is full, the upstream stops too.
+      let seen = -1;
+      while (produced !== seen) {
+        seen = produced;
+        await sleep(300);
+      }
+      const stalledAt = produced;
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (part: string) => (text += part));
+      const ended = new Promise((resolve) => response.on('end', resolve));
+      response.resume();
+      await ended;
+
+      // 60 MiB in all; socket and stream buffers hold a few MiB, a gateway that ignored backpressure would have read it all.
+      expect(stalledAt).toBeLessThan(events / 2);
+      const deltas = parseSse(text).filter((event) => event.data.includes(piece));
+      expect(deltas).toHaveLength(events);
+      expect(await recordOf(response.headers['x-request-id'] as string)).toMatchObject({
+        stream: true,
+        status: 200,
+        errorCode: null,
+        usage: { input_tokens: 3, output_tokens: events },
       });
     });
 

@@ -84,15 +84,17 @@ export class NativeCallService {
         'cache-control': 'no-cache',
       });
     };
-    const forwardEvents = async (events: Buffer[]) => {
-      const kept = events.filter((event) => meter.readEvent(event));
-      if (kept.length === 0) return;
+    // Synchronous per chunk (no promise unless the client must drain): it runs for every event of every stream.
+    const forwardEvents = (events: Buffer[]): boolean => {
+      if (events.length === 0) return true;
+      const kept = events.length === 1 ? (meter.readEvent(events[0]) ? events : []) : events.filter((event) => meter.readEvent(event));
+      if (kept.length === 0) return true;
       writeHead();
-      if (!response.write(kept.length === 1 ? kept[0] : Buffer.concat(kept))) await drained(response);
+      return response.write(kept.length === 1 ? kept[0] : Buffer.concat(kept));
     };
     try {
-      for await (const chunk of opened.body) await forwardEvents(splitter.push(chunk as Buffer));
-      await forwardEvents(splitter.flush());
+      for await (const chunk of opened.body) if (!forwardEvents(splitter.push(chunk as Buffer))) await drained(response);
+      if (!forwardEvents(splitter.flush())) await drained(response);
     } catch (error) {
       if (response.destroyed) throw error;
       const failure = bodyFailureOf(error, opened);
