@@ -112,7 +112,7 @@ function costOf(input: number, output: number): bigint {
   return BigInt(input) * 2_500n + BigInt(output) * 10_000n;
 }
 
-function raw(contentType: string, chunks: Array<string | Buffer>, status = 200): Failure {
+function raw(contentType: string, chunks: Iterable<string | Buffer>, status = 200): Failure {
   return { kind: 'raw', status, contentType, chunks };
 }
 
@@ -600,7 +600,7 @@ describe('upstream faults', () => {
         yield chatUsageChunk(3, events);
         yield 'data: [DONE]\n\n';
       }
-      harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks() as unknown as string[]));
+      harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks()));
       const url = new URL(`${harness.url}${CHAT_PATH}`);
       const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
         const request = http.request(

@@ -12,7 +12,7 @@ const CHUNK_CHARS = 64 * 1024;
 const FLUSH_MS = 1_000;
 
 /** Destinations whose waiting lines are written when the process exits (one `exit` listener for all). */
-const open = new Set<BatchedDestination>();
+const destinations = new Set<BatchedDestination>();
 let exitListening = false;
 
 /**
@@ -27,15 +27,14 @@ let exitListening = false;
 export class BatchedDestination implements DestinationStream {
   private lines: string[] = [];
   private size = 0;
-  private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly target: FlushableDestination) {
-    this.timer = setInterval(() => this.passOn(), FLUSH_MS).unref();
-    open.add(this);
+    setInterval(() => this.passOn(), FLUSH_MS).unref();
+    destinations.add(this);
     if (!exitListening) {
       exitListening = true;
       process.on('exit', () => {
-        for (const destination of open) {
+        for (const destination of destinations) {
           try {
             destination.flushSync();
           } catch {
@@ -62,13 +61,6 @@ export class BatchedDestination implements DestinationStream {
   flushSync(): void {
     this.passOn();
     this.target.flushSync();
-  }
-
-  /** Stops the timer; what is waiting is passed on first. */
-  close(): void {
-    this.passOn();
-    clearInterval(this.timer);
-    open.delete(this);
   }
 
   private passOn(): void {

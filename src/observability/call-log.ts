@@ -55,7 +55,7 @@ function json(value: string | number | boolean | null): string {
 }
 
 /** pino's numbers for the levels of call lines. */
-const LEVEL_NUMBERS = { debug: 20, info: 30, warn: 40 } as const;
+const LEVEL_NUMBERS = { info: 30, warn: 40 } as const;
 
 /**
  * The call line exactly as `log[level](callLogLine(facts), 'call')` writes it (same members in

@@ -33,7 +33,7 @@ export type Failure =
   | { kind: 'reset-mid-stream'; afterEvents: number }
   | { kind: 'never-respond' }
   | { kind: 'stall-mid-stream'; afterEvents: number }
-  | { kind: 'raw'; status: number; contentType: string; chunks: ReadonlyArray<string | Buffer> };
+  | { kind: 'raw'; status: number; contentType: string; chunks: Iterable<string | Buffer> };
 
 /** A failure that lets the answer start and then breaks it. */
 export type Interruption = Extract<Failure, { kind: 'reset-mid-stream' | 'stall-mid-stream' }>;

@@ -65,7 +65,7 @@ export class ResponseWriter {
   }
 
   /** Exactly these bytes, one write per chunk, in chunked transfer encoding. */
-  async raw(status: number, contentType: string, chunks: ReadonlyArray<string | Buffer>): Promise<void> {
+  async raw(status: number, contentType: string, chunks: Iterable<string | Buffer>): Promise<void> {
     this.response.writeHead(status, { 'content-type': contentType, ...this.requestIdHeader() });
     this.response.flushHeaders();
     for (const chunk of chunks) {
