@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// `node bench/profile.mjs [--scenario chat-c64] [--seconds 10] [--top 40]`: where the gateway's
-// CPU goes under one benchmark scenario. Starts the simulator and the gateway (pinned like
+// `node bench/profile.mjs [--scenario chat-c64] [--seconds 10] [--top 40] [--allocations]`: where the
+// gateway's CPU goes under one benchmark scenario (or, with --allocations, what it allocates: every
+// allocation sampled, garbage included, by V8's sampling heap profiler; garbage collection's cost
+// follows the bytes allocated). Starts the simulator and the gateway (pinned like
 // `npm run bench`), warms it up, profiles only the measured load (V8's sampling profiler, started
 // and stopped by SIGUSR2), and prints the
-// profile's self time grouped by package and by function. The raw `.cpuprofile` (open it in
-// Chrome DevTools or speedscope for a flame graph) stays under bench/results/profile-*/.
+// profile's self time (bytes) grouped by package and by function. The raw `.cpuprofile` or
+// `.heapprofile` (open it in Chrome DevTools or speedscope) stays under bench/results/profile-*/.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +22,7 @@ const { values: opt } = parseArgs({
     scenario: { type: 'string', default: 'chat-c64' },
     seconds: { type: 'string', default: '10' },
     top: { type: 'string', default: '40' },
+    allocations: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
   },
 });
@@ -46,9 +49,10 @@ const mockPort = await freePort();
 const gatewayPort = await freePort();
 const mock = start('0', ['bench/mock-upstream.mjs', '--port', String(mockPort)], {});
 await waitForPort(mockPort);
-const profileFile = path.join(OUT, 'gateway.cpuprofile');
+const allocations = opt.allocations;
+const profileFile = path.join(OUT, allocations ? 'gateway.heapprofile' : 'gateway.cpuprofile');
 const gateway = start('1', ['dist/scripts/bench-gateway.js'], gatewayEnv({
-  BENCH_CPU_PROFILE: profileFile,
+  [allocations ? 'BENCH_HEAP_PROFILE' : 'BENCH_CPU_PROFILE']: profileFile,
   PORT: String(gatewayPort),
   UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
   DATABASE_URL: opt['database-url'] ?? '',
@@ -77,10 +81,21 @@ mock.kill('SIGTERM');
 
 const file = path.basename(profileFile);
 const profile = JSON.parse(fs.readFileSync(profileFile, 'utf8'));
-const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const byId = new Map();
 const self = new Map();
-const deltas = profile.timeDeltas;
-for (let i = 0; i < profile.samples.length; i++) self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + (deltas[i] ?? 0));
+if (allocations) {
+  // A tree from `head`; each sample is one allocation (its size) at a node.
+  const visit = (node) => {
+    byId.set(node.id, node);
+    for (const child of node.children) visit(child);
+  };
+  visit(profile.head);
+  for (const sample of profile.samples) self.set(sample.nodeId, (self.get(sample.nodeId) ?? 0) + sample.size);
+} else {
+  for (const node of profile.nodes) byId.set(node.id, node);
+  const deltas = profile.timeDeltas;
+  for (let i = 0; i < profile.samples.length; i++) self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + (deltas[i] ?? 0));
+}
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 
 function packageOf(url) {
@@ -109,6 +124,12 @@ const print = (title, map, limit) => {
     console.log(`${((100 * time) / total).toFixed(1).padStart(5)} %  ${name}`);
   }
 };
-console.log(`profile ${path.join(OUT, file)}: ${(total / 1e6).toFixed(1)} s sampled`);
-print('self time by package', packages, 30);
-print('self time by function', functions, Number(opt.top));
+const calls = Number(/(\d+) requests in/.exec(run.stdout)?.[1] ?? NaN);
+if (allocations) {
+  console.log(`profile ${path.join(OUT, file)}: ${(total / 2 ** 20).toFixed(0)} MiB allocated, ${(total / calls / 1024).toFixed(1)} KiB per call`);
+} else {
+  console.log(`profile ${path.join(OUT, file)}: ${(total / 1e6).toFixed(1)} s sampled`);
+}
+const what = allocations ? 'bytes allocated' : 'self time';
+print(`${what} by package`, packages, 30);
+print(`${what} by function`, functions, Number(opt.top));

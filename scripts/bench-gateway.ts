@@ -103,21 +103,27 @@ function listenControl(app: NestFastifyApplication, port: number, since: Date): 
 /**
  * With $BENCH_CPU_PROFILE (a file name), SIGUSR2 starts the V8 CPU profiler and the next
  * SIGUSR2 writes the profile there (bench/profile.mjs: only the measured load, no start-up).
+ * With $BENCH_HEAP_PROFILE instead, the same signals start and stop V8's sampling heap profiler
+ * over every allocation, collected garbage included (`bench/profile.mjs --allocations`).
  */
-function listenProfileSignal(file: string): void {
+function listenProfileSignal(file: string, kind: 'cpu' | 'allocations'): void {
   const session = new Session();
   session.connect();
   let running = false;
+  const write = (error: Error | null, result: { profile: unknown }) => {
+    if (!error) writeFileSync(file, JSON.stringify(result.profile));
+  };
   process.on('SIGUSR2', () => {
-    if (!running) {
-      running = true;
-      session.post('Profiler.enable', () => session.post('Profiler.start'));
-      return;
+    running = !running;
+    if (kind === 'cpu') {
+      if (running) session.post('Profiler.enable', () => session.post('Profiler.start'));
+      else session.post('Profiler.stop', write);
+    } else if (running) {
+      const sampling = { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+      session.post('HeapProfiler.enable', () => session.post('HeapProfiler.startSampling', sampling));
+    } else {
+      session.post('HeapProfiler.stopSampling', write);
     }
-    running = false;
-    session.post('Profiler.stop', (error, result) => {
-      if (!error) writeFileSync(file, JSON.stringify(result.profile));
-    });
   });
 }
 
@@ -129,7 +135,8 @@ async function main(): Promise<void> {
   const app = await createGatewayApp({ config, database, adminToken: env.ADMIN_TOKEN, ...defaultSettings(env) }, { logger: ['error', 'warn'] });
   installGracefulShutdown(app, 5_000);
   await app.listen(Number(env.PORT ?? 8080), '127.0.0.1');
-  if (env.BENCH_CPU_PROFILE) listenProfileSignal(env.BENCH_CPU_PROFILE);
+  if (env.BENCH_CPU_PROFILE) listenProfileSignal(env.BENCH_CPU_PROFILE, 'cpu');
+  else if (env.BENCH_HEAP_PROFILE) listenProfileSignal(env.BENCH_HEAP_PROFILE, 'allocations');
   if (env.BENCH_CONTROL_PORT) listenControl(app, Number(env.BENCH_CONTROL_PORT), since);
 }
 
