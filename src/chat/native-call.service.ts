@@ -6,9 +6,9 @@ import type { InterfaceName } from '../config/gateway-config';
 import { dialectOfPath, errorBody, ErrorDialect } from '../common/error-body';
 import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
-import { SseEventSplitter } from '../translation/sse/decode-sse';
 import type { CallOutcome } from './call-recorder';
 import { bodyFailureOf, drained, ForwardedCall, isEventStream, readWhole } from './forwarded-call';
+import { MeteredEvents } from './metered-events';
 import { NativeRoute, upstreamPathOf } from './native-route';
 import type { ResponseMeter } from './response-meter';
 import { inStreamError } from './stream-errors';
@@ -74,7 +74,7 @@ export class NativeCallService {
     entry: InterfaceName,
     dialect: ErrorDialect,
   ): Promise<CallOutcome> {
-    const splitter = new SseEventSplitter();
+    const events = new MeteredEvents(meter);
     const outcome: CallOutcome = { status: opened.statusCode, line: opened.line.id, errorCode: null, figures: undefined, upstreamHeadersMs: opened.headersMs };
     const writeHead = () => {
       if (response.headersSent) return;
@@ -84,17 +84,15 @@ export class NativeCallService {
         'cache-control': 'no-cache',
       });
     };
-    // Synchronous per chunk (no promise unless the client must drain): it runs for every event of every stream.
-    const forwardEvents = (events: Buffer[]): boolean => {
-      if (events.length === 0) return true;
-      const kept = events.length === 1 ? (meter.readEvent(events[0]) ? events : []) : events.filter((event) => meter.readEvent(event));
-      if (kept.length === 0) return true;
+    // Synchronous per chunk (no promise unless the client must drain): it runs for every chunk of every stream.
+    const pass = (bytes: Buffer | undefined): boolean => {
+      if (bytes === undefined) return true;
       writeHead();
-      return response.write(kept.length === 1 ? kept[0] : Buffer.concat(kept));
+      return response.write(bytes);
     };
     try {
-      for await (const chunk of opened.body) if (!forwardEvents(splitter.push(chunk as Buffer))) await drained(response);
-      if (!forwardEvents(splitter.flush())) await drained(response);
+      for await (const chunk of opened.body) if (!pass(events.push(chunk as Buffer))) await drained(response);
+      if (!pass(events.flush())) await drained(response);
     } catch (error) {
       if (response.destroyed) throw error;
       const failure = bodyFailureOf(error, opened);

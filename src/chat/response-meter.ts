@@ -16,6 +16,12 @@ export interface ResponseMeter {
   readJson(body: Buffer): void;
   /** One complete SSE event as received; returns false to keep it from the client. */
   readEvent(raw: Buffer): boolean;
+  /**
+   * What every event the meter looks at contains, matched against the event read as latin1:
+   * `readEvent` passes an event without a match unread. A chunk of whole events with no match
+   * therefore goes to the client uncut (`MeteredEvents`).
+   */
+  readonly eventWords: RegExp;
   figures(): UsageFigures | undefined;
   /** The call's cost when it is not simply the figures at the model's prices (format B pixel tiers). */
   cost?(): bigint | undefined;
@@ -35,6 +41,9 @@ const ERROR_WORD = Buffer.from('"error"');
 function mentions(raw: Buffer, words: RegExp): boolean {
   return words.test(raw.toString('latin1'));
 }
+
+/** The words of a meter that reads no event. */
+export const NO_WORDS = /(?!)/;
 
 /** The JSON value of a text, or undefined when it is not JSON (upstream answers are not trusted). */
 export function parseJson(text: string): unknown {
@@ -88,6 +97,7 @@ const CHAT_WORDS = /"(?:usage|error)"/;
  * with `stream_options.include_usage`; a client that did not ask for it does not get it.
  */
 export class ChatMeter implements ResponseMeter {
+  readonly eventWords = CHAT_WORDS;
   private usage: UsageFigures | undefined;
   private problem: string | null = null;
 
@@ -130,6 +140,7 @@ const RESPONSE_FINAL_EVENTS = [
 
 /** Responses: usage is on the response object of the final event. */
 export class ResponsesMeter implements ResponseMeter {
+  readonly eventWords = RESPONSES_WORDS;
   private usage: UsageFigures | undefined;
   private problem: string | null = null;
 
@@ -170,6 +181,7 @@ const MESSAGES_WORDS = /message_start|message_delta|"error"/;
  * that overwrite the figures they name.
  */
 export class MessagesMeter implements ResponseMeter {
+  readonly eventWords = MESSAGES_WORDS;
   private usage: Record<string, unknown> | undefined;
   private problem: string | null = null;
 
@@ -205,6 +217,7 @@ export class MessagesMeter implements ResponseMeter {
 }
 
 export class EmbeddingsMeter implements ResponseMeter {
+  readonly eventWords = NO_WORDS;
   private usage: UsageFigures | undefined;
 
   readJson(body: Buffer): void {
@@ -222,6 +235,7 @@ export class EmbeddingsMeter implements ResponseMeter {
 
 /** count_tokens is forwarded and recorded, never billed. */
 export class UnbilledMeter implements ResponseMeter {
+  readonly eventWords = NO_WORDS;
   readJson(): void {}
   readEvent(): boolean {
     return true;

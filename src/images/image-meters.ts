@@ -1,7 +1,7 @@
 import type { ModelConfig } from '../config/gateway-config';
 import { scanTopLevel } from '../common/json-scan';
 import { readValue } from '../common/json-splice';
-import type { ResponseMeter } from '../chat/response-meter';
+import { NO_WORDS, ResponseMeter } from '../chat/response-meter';
 import { costOf, pricesFor } from '../metering/pricing';
 import { generateContentUsageFigures, imagesUsageFigures, UsageFigures, vendorBImagesUsageFigures } from '../metering/usage-figures';
 
@@ -24,6 +24,7 @@ function topLevelMembers(body: Buffer, ...keys: string[]): Record<string, unknow
 }
 
 abstract class ImageMeter implements ResponseMeter {
+  readonly eventWords = NO_WORDS;
   protected usage: UsageFigures | undefined;
 
   abstract readJson(body: Buffer): void;

@@ -102,6 +102,12 @@ describe(SpeechMeter.name, () => {
       expect(meter.figures()).toStrictEqual({ input_characters: 55 });
     });
 
+    it('bills a final event that carries extra_info without base_resp', () => {
+      const meter = new SpeechMeter();
+      meter.readEvent(event({ data: { audio: AUDIO_HEX, status: 2 }, extra_info: EXTRA_INFO, trace_id: TRACE_ID }));
+      expect(meter.figures()).toStrictEqual({ input_characters: 101 });
+    });
+
     it('has no figures before the final event', () => {
       const meter = new SpeechMeter();
       meter.readEvent(chunk(1));

@@ -1,8 +1,8 @@
 import { eventData, field, parseJson, ResponseMeter } from '../chat/response-meter';
 import { speechUsageFigures, UsageFigures } from '../metering/usage-figures';
 
-const BASE_RESP = Buffer.from('"base_resp"');
-const EXTRA_INFO = Buffer.from('"extra_info"');
+/** What an event must name to be read: the status or the billed figures. */
+const SPEECH_WORDS = /"(?:base_resp|extra_info)"/;
 
 /**
  * Speech (vendor-c t2a_v2) is billed by `extra_info.usage_characters`, which comes in the JSON
@@ -10,6 +10,7 @@ const EXTRA_INFO = Buffer.from('"extra_info"');
  * whose `status_code` is not 0 makes the call unbilled, whatever else it carries.
  */
 export class SpeechMeter implements ResponseMeter {
+  readonly eventWords = SPEECH_WORDS;
   private usage: UsageFigures | undefined;
   private upstreamError: string | null = null;
 
@@ -18,7 +19,7 @@ export class SpeechMeter implements ResponseMeter {
   }
 
   readEvent(raw: Buffer): boolean {
-    if (raw.indexOf(BASE_RESP) !== -1 || raw.indexOf(EXTRA_INFO) !== -1) this.read(eventData(raw));
+    if (SPEECH_WORDS.test(raw.toString('latin1'))) this.read(eventData(raw));
     return true;
   }
 

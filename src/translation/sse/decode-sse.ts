@@ -94,6 +94,14 @@ export class SseEventSplitter {
     return events;
   }
 
+  /**
+   * Whether the next byte starts an event: nothing of an event waits, and no CR ended the last
+   * chunk (a LF opening the next one would belong to it).
+   */
+  isAtEventStart(): boolean {
+    return this.pending.length === 0 && !this.endedWithCarriageReturn;
+  }
+
   /** Returns what is left at the end of the stream: an event missing its blank line, if any. */
   flush(): Buffer[] {
     const rest = this.pending;

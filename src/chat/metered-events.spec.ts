@@ -1,0 +1,87 @@
+import { MeteredEvents } from './metered-events';
+import { ChatMeter, MessagesMeter } from './response-meter';
+
+const chunk = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
+const tokens = ['Hel', 'lo', ' there'].map((content, index) =>
+  chunk({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: index === 2 ? 'stop' : null }] }),
+);
+const usageChunk = chunk({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } });
+const done = 'data: [DONE]\n\n';
+/** A chat stream whose usage chunk the gateway asked for and the client did not. */
+const stream = [...tokens, usageChunk, done].join('');
+const passed = [...tokens, done].join('');
+
+/** Pipes `chunks` through a chat meter; what the client got and what the meter read. */
+function pipe(chunks: string[], clientWantsUsage = false) {
+  const meter = new ChatMeter(clientWantsUsage);
+  const events = new MeteredEvents(meter);
+  const out: Buffer[] = [];
+  for (const text of chunks) {
+    const bytes = events.push(Buffer.from(text, 'latin1'));
+    if (bytes) out.push(bytes);
+  }
+  const rest = events.flush();
+  if (rest) out.push(rest);
+  return { client: Buffer.concat(out).toString('latin1'), figures: meter.figures() };
+}
+
+describe(MeteredEvents.name, () => {
+  it('meters the usage chunk and keeps it back, wherever the stream is cut into two chunks', () => {
+    for (let cut = 0; cut <= stream.length; cut++) {
+      const { client, figures } = pipe([stream.slice(0, cut), stream.slice(cut)]);
+      expect({ cut, client }).toEqual({ cut, client: passed });
+      expect({ cut, figures }).toEqual({ cut, figures: { input_tokens: 9, output_tokens: 3 } });
+    }
+  });
+
+  it('does the same when every byte comes alone, and with CR LF line ends', () => {
+    expect(pipe([...stream])).toEqual({ client: passed, figures: { input_tokens: 9, output_tokens: 3 } });
+    const crlf = (text: string) => text.replace(/\n/g, '\r\n');
+    const text = crlf(stream);
+    // Cut between the CR and the LF that end the usage chunk, the chunk goes at its CR and the LF
+    // follows alone: an empty line, which a client's parser skips.
+    const betweenCrAndLf = crlf([...tokens, usageChunk].join('')).length - 1;
+    for (let cut = 0; cut <= text.length; cut++) {
+      const client = cut === betweenCrAndLf ? crlf(tokens.join('')) + '\n' + crlf(done) : crlf(passed);
+      expect({ cut, ...pipe([text.slice(0, cut), text.slice(cut)]) }).toEqual({ cut, client, figures: { input_tokens: 9, output_tokens: 3 } });
+    }
+  });
+
+  it('passes a chunk of whole events with nothing for the meter as it came, uncut', () => {
+    const events = new MeteredEvents(new ChatMeter(false));
+    const whole = Buffer.from(tokens.join(''));
+
+    expect(events.push(whole)).toBe(whole);
+  });
+
+  it('reads a chunk of whole events that names usage, and keeps back only its usage chunk', () => {
+    expect(pipe([tokens[2] + usageChunk + done])).toEqual({ client: tokens[2] + done, figures: { input_tokens: 9, output_tokens: 3 } });
+    expect(pipe([tokens[2] + usageChunk + done], true).client).toBe(tokens[2] + usageChunk + done);
+  });
+
+  it('passes the events before the first one with a word as a part of the chunk, not cut apart', () => {
+    const events = new MeteredEvents(new ChatMeter(false));
+    const merged = Buffer.from(tokens.join('') + usageChunk);
+    const out = events.push(merged)!;
+
+    expect(out.toString()).toBe(tokens.join(''));
+    expect(out.buffer).toBe(merged.buffer);
+    expect(out.byteOffset).toBe(merged.byteOffset);
+  });
+
+  it('holds a partial event back until its end comes, even when the end carries no word', () => {
+    const events = new MeteredEvents(new MessagesMeter());
+    const start = 'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":4,"output_tokens":1}}}\n\n';
+    const cut = start.indexOf('"usage"') + 8;
+
+    expect(events.push(Buffer.from(start.slice(0, cut)))).toBeUndefined();
+    expect(events.push(Buffer.from(start.slice(cut)))?.toString()).toBe(start);
+  });
+
+  it('reads an event left without its blank line at the end of the body', () => {
+    const { client, figures } = pipe([tokens[0], usageChunk.trimEnd()]);
+
+    expect(client).toBe(tokens[0]);
+    expect(figures).toEqual({ input_tokens: 9, output_tokens: 3 });
+  });
+});
