@@ -69,6 +69,34 @@ describe(MeteredEvents.name, () => {
     expect(out.byteOffset).toBe(merged.byteOffset);
   });
 
+  it('reads only the events with a word in a messages stream that comes as one chunk, and passes the rest', () => {
+    const named = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+    const messages = [
+      named('message_start', { type: 'message_start', message: { id: 'msg_1', usage: { input_tokens: 11, output_tokens: 1 } } }),
+      named('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+      ...['a', 'b', 'c'].map((text) => named('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })),
+      named('content_block_stop', { type: 'content_block_stop', index: 0 }),
+      named('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 3 } }),
+      named('message_stop', { type: 'message_stop' }),
+    ].join('');
+    const meter = new MessagesMeter();
+    const read = jest.spyOn(meter, 'readEvent');
+    const out = new MeteredEvents(meter).push(Buffer.from(messages));
+
+    expect(out?.toString()).toBe(messages);
+    expect(read.mock.calls.map(([raw]) => raw.toString().split('\n')[0])).toEqual(['event: message_start', 'event: message_delta']);
+    expect(meter.figures()).toMatchObject({ input_tokens: 11, output_tokens: 3 });
+    for (const stream of [messages, messages.replace(/\n/g, '\r\n')]) {
+      for (let cut = 0; cut <= stream.length; cut++) {
+        const cutMeter = new MessagesMeter();
+        const events = new MeteredEvents(cutMeter);
+        const parts = [events.push(Buffer.from(stream.slice(0, cut))), events.push(Buffer.from(stream.slice(cut))), events.flush()];
+        expect({ cut, out: Buffer.concat(parts.filter((part) => part !== undefined)).toString() }).toEqual({ cut, out: stream });
+        expect({ cut, figures: cutMeter.figures() }).toEqual({ cut, figures: meter.figures() });
+      }
+    }
+  });
+
   it('holds a partial event back until its end comes, even when the end carries no word', () => {
     const events = new MeteredEvents(new MessagesMeter());
     const start = 'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":4,"output_tokens":1}}}\n\n';
