@@ -186,6 +186,15 @@ function groupCpu(pgid) {
   }
   return ticks / CLK_TCK;
 }
+/** CPU seconds of a process's main thread (the event loop), without its worker and helper threads. */
+function mainThreadCpu(pid) {
+  try {
+    const f = statFields(`/proc/${pid}/task/${pid}/stat`);
+    return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
 /** CPU seconds of this runner plus its reaped children (the load generator). */
 function ownCpu() {
   const f = statFields('/proc/self/stat');
@@ -473,16 +482,17 @@ async function main() {
         if (target.proc.exit) throw new Error(`${target.name} exited (${JSON.stringify(target.proc.exit)}); see ${LOGS}/${target.proc.name}.log`);
         const others = targets.filter((t) => t !== target);
         const wall0 = Date.now();
-        const [cpu0, ticks0, own0, mock0, others0] = [groupCpu(target.proc.pid), cpuTicks(), ownCpu(), groupCpu(mock.pid), others.map((t) => groupCpu(t.proc.pid))];
+        const [cpu0, main0, ticks0, own0, mock0, others0] = [groupCpu(target.proc.pid), mainThreadCpu(target.proc.pid), cpuTicks(), ownCpu(), groupCpu(mock.pid), others.map((t) => groupCpu(t.proc.pid))];
         const result = await load(requestFor(target, scenario), scenario.connections, DURATION);
         const ticksLoaded = cpuTicks();
         await sleep(300); // in-flight answers and the gateway's next usage batch land in this run
-        const [cpu1, ticks1, own1, mock1, others1] = [groupCpu(target.proc.pid), cpuTicks(), ownCpu(), groupCpu(mock.pid), others.map((t) => groupCpu(t.proc.pid))];
+        const [cpu1, main1, ticks1, own1, mock1, others1] = [groupCpu(target.proc.pid), mainThreadCpu(target.proc.pid), cpuTicks(), ownCpu(), groupCpu(mock.pid), others.map((t) => groupCpu(t.proc.pid))];
         const ours = cpu1 - cpu0 + (own1 - own0) + (mock1 - mock0) + others1.reduce((s, v, i) => s + v - others0[i], 0);
         const run = {
           scenario: scenario.name, target: target.name, rep, ...result,
           rps: round(result.rps), p50_ms: round(result.p50_ms, 3), p99_ms: round(result.p99_ms, 3), max_ms: round(result.max_ms, 3),
           cpu_us_per_req: result.requests ? round(((cpu1 - cpu0) * 1e6) / result.requests) : null,
+          main_thread_cpu_us_per_req: result.requests ? round(((main1 - main0) * 1e6) / result.requests) : null,
           cpu_busy_pct: busyPercent(ticks0, ticksLoaded),
           other_load_pct: round((100 * (busySeconds(ticks0, ticks1) - ours)) / ((Date.now() - wall0) / 1000)),
         };
@@ -549,6 +559,7 @@ function summarize(runs, ttfb, targets) {
         scenario: scenario.name, label: scenario.label, target: target.name, requests, errors,
         rps: round(mean((r) => r.rps)), rps_reps: rps.map((x) => Math.round(x)), p50_ms: round(mean((r) => r.p50_ms), 3), p99_ms: round(mean((r) => r.p99_ms), 3),
         cpu_us_per_req: round(rs.reduce((s, r) => s + r.cpu_us_per_req * r.requests, 0) / Math.max(1, requests)),
+        main_thread_cpu_us_per_req: round(rs.reduce((s, r) => s + r.main_thread_cpu_us_per_req * r.requests, 0) / Math.max(1, requests)),
         ttfb_p50_ms: round(probe?.ttfb_p50_ms, 3), ttfb_p99_ms: round(probe?.ttfb_p99_ms, 3),
         harness_cpu_busy_pct: harnessBusy, target_cpu_busy_pct: targetBusy, other_load_pct_max: Math.round(other), flags,
       };
@@ -582,14 +593,14 @@ function report({ meta, checks, summary, usage, notes }) {
     `gateway on the ${meta.database} database. ${meta.reps} × ${meta.duration_s} s per cell after ${meta.warmup_s} s warm-up; ` +
     `streams carry ${meta.chunks} content chunks. Wall time ${meta.wall_s} s.`, '');
   if (meta.loadgen === 'autocannon') L.push('autocannon records whole milliseconds: sub-millisecond p50/p99 read as 0 or 1. Install wrk for latency.', '');
-  L.push('| scenario | target | req/s | p50 ms | p99 ms | CPU µs/req | TTFB c=1 ms | CPU ÷ bare | req/s ÷ bare | +p50 ms | +TTFB ms | notes |');
-  L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  L.push('| scenario | target | req/s | p50 ms | p99 ms | CPU µs/req | of it main thread | TTFB c=1 ms | CPU ÷ bare | req/s ÷ bare | +p50 ms | +TTFB ms | notes |');
+  L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of summary) {
     const v = r.vs_bare ?? {};
-    L.push(`| ${r.label} | ${r.target} | ${Math.round(r.rps).toLocaleString('en-US')} | ${f(r.p50_ms)} | ${f(r.p99_ms)} | ${f(r.cpu_us_per_req, 0)} | ${f(r.ttfb_p50_ms)} | ` +
+    L.push(`| ${r.label} | ${r.target} | ${Math.round(r.rps).toLocaleString('en-US')} | ${f(r.p50_ms)} | ${f(r.p99_ms)} | ${f(r.cpu_us_per_req, 0)} | ${f(r.main_thread_cpu_us_per_req, 0)} | ${f(r.ttfb_p50_ms)} | ` +
       `${ratio(v.cpu_ratio)} | ${ratio(v.throughput_ratio)} | ${signed(v.added_p50_ms)} | ${signed(v.added_ttfb_ms)} | ${r.flags.join('; ')} |`);
   }
-  for (const [cell, outcome] of Object.entries(checks)) if (outcome !== 'ok') L.push(`| ${cell.replace('/', ' | ')} | skipped: ${outcome.replace(/\|/g, '/').slice(0, 160)} ||||||||||`);
+  for (const [cell, outcome] of Object.entries(checks)) if (outcome !== 'ok') L.push(`| ${cell.replace('/', ' | ')} | skipped: ${outcome.replace(/\|/g, '/').slice(0, 160)} |||||||||||`);
   L.push('');
   if (summary.some((r) => r.scenario.startsWith('translated'))) L.push('The bare proxy cannot translate: its row in the translated scenario passes the same messages SSE exchange through.', '');
   const match = usage.records === usage.calls ? '' : ' MISMATCH';
