@@ -204,8 +204,9 @@ export class MessagesMeter implements ResponseMeter {
     const data = eventData(raw);
     const usage = isStart ? field(field(data, 'message'), 'usage') : field(data, 'usage');
     if (usage && typeof usage === 'object') {
+      const figures = (this.usage ??= {});
       for (const [name, value] of Object.entries(usage as Record<string, unknown>)) {
-        if (value !== null && value !== undefined) this.usage = { ...this.usage, [name]: value };
+        if (value !== null && value !== undefined) figures[name] = value;
       }
     }
     return true;
