@@ -22,19 +22,32 @@ export class ApiKeyGuard implements CanActivate {
     private readonly failures: KeyFailureLimiter,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous for a cached key (Nest awaits only what is not a boolean): it runs on every call. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const token = presentedKey(request);
     if (!token) {
       throw new GatewayError('invalid_api_key', 'Missing API key: send it as "Authorization: Bearer <key>".');
     }
+    let principal: ReturnType<KeyService['authenticate']>;
     try {
-      const principal = this.keys.authenticate(token);
-      request.principal = principal instanceof Promise ? await principal : principal;
+      principal = this.keys.authenticate(token);
     } catch (error) {
       throw this.refusal(request, error);
     }
-    return true;
+    if (!(principal instanceof Promise)) {
+      request.principal = principal;
+      return true;
+    }
+    return principal.then(
+      (found) => {
+        request.principal = found;
+        return true;
+      },
+      (error: unknown) => {
+        throw this.refusal(request, error);
+      },
+    );
   }
 
   /** A refused key counts against the client's address; past the limit the answer is 429. */

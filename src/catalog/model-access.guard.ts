@@ -29,7 +29,8 @@ export class ModelAccessGuard implements CanActivate {
     private readonly quota: QuotaService,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous when the owner's balance is cached (Nest awaits only what is not a boolean): it runs on every call. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const declaration = this.reflector.get<EntryDeclaration>(ENTRY_METADATA, context.getHandler());
     const spool = request.body instanceof BodySpool ? request.body : undefined;
@@ -39,9 +40,11 @@ export class ModelAccessGuard implements CanActivate {
     const model = this.resolve(read.modelId, request);
     const translateTo = this.upstreamProtocol(model, declaration);
     const admitted = this.quota.admit(request.principal!.ownerId);
-    if (admitted) await admitted;
-    request.call = { entry: declaration.entry, translateTo, model, body, spool, fields: read.fields, form: read.form, stream: read.stream };
-    return true;
+    const enter = (): true => {
+      request.call = { entry: declaration.entry, translateTo, model, body, spool, fields: read.fields, form: read.form, stream: read.stream };
+      return true;
+    };
+    return admitted ? admitted.then(enter) : enter();
   }
 
   private resolve(modelId: string, request: FastifyRequest): ModelConfig {
