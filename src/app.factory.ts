@@ -2,13 +2,13 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { AppModule } from './app.module';
 import type { GatewayOptions, ServerSettings } from './gateway-options';
 import { GatewayExceptionFilter } from './common/gateway-exception.filter';
 import './common/request-state';
-import { readBody, SpoolPolicy } from './common/body-reader';
+import { BodyDone, readBody, SpoolPolicy } from './common/body-reader';
 import { accessSync, constants } from 'node:fs';
 import { BodySpool } from './common/body-spool';
 import { answerClientError } from './common/client-errors';
@@ -77,7 +77,11 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
   const telemetry = app.get(CallTelemetry);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', (request, payload, done) => readBody(payload, BODY_LIMIT_BYTES, done, spooling));
+  const parseBody = (request: unknown, payload: IncomingMessage, done: BodyDone) => readBody(payload, BODY_LIMIT_BYTES, done, spooling);
+  fastify.addContentTypeParser('*', parseBody);
+  // The same parser under the types calls carry: Fastify caches a parser it finds by type, but
+  // looks for the catch-all anew on every request, parsing the Content-Type header each time.
+  fastify.addContentTypeParser(['application/json', 'multipart/form-data'], parseBody);
   fastify.decorateRequest('startedAt', 0);
   fastify.addHook('onRequest', (request, reply, done) => {
     request.startedAt = performance.now();

@@ -23,7 +23,7 @@ export interface SpoolPolicy {
 /** Bytes received but not yet written to the spool before the socket is paused. */
 const SPOOL_HIGH_WATER_BYTES = 1024 * 1024;
 
-type BodyDone = (error: Error | null, body?: Buffer | BodySpool) => void;
+export type BodyDone = (error: Error | null, body?: Buffer | BodySpool) => void;
 
 /**
  * Reads a request body into one Buffer. With a `content-length` the buffer is allocated once at
