@@ -38,7 +38,7 @@ const ERROR_WORD = Buffer.from('"error"');
  * read as latin1 (1:1, so ASCII words match exactly) costs a third of two `Buffer.indexOf`
  * calls, and almost every event contains none of them.
  */
-function mentions(raw: Buffer, words: RegExp): boolean {
+export function mentions(raw: Buffer, words: RegExp): boolean {
   return words.test(raw.toString('latin1'));
 }
 

@@ -1,4 +1,4 @@
-import { eventData, field, parseJson, ResponseMeter } from '../chat/response-meter';
+import { eventData, field, mentions, parseJson, ResponseMeter } from '../chat/response-meter';
 import { speechUsageFigures, UsageFigures } from '../metering/usage-figures';
 
 /** What an event must name to be read: the status or the billed figures. */
@@ -19,7 +19,7 @@ export class SpeechMeter implements ResponseMeter {
   }
 
   readEvent(raw: Buffer): boolean {
-    if (SPEECH_WORDS.test(raw.toString('latin1'))) this.read(eventData(raw));
+    if (mentions(raw, SPEECH_WORDS)) this.read(eventData(raw));
     return true;
   }
 
