@@ -33,6 +33,9 @@ const HELP = `Usage: npm run bench [-- options]     (or: node bench/run.mjs [opt
                          one of chat, chat-sse, messages, messages-sse, translated-sse and N the
                          concurrency: chat-c1,chat-c64,chat-sse-c64,messages-sse-c64,translated-sse-c64
   --database-url URL     run the gateway on this PostgreSQL database instead of the embedded one
+  --floor                a third target: the bare proxy's work on the gateway's stack (NestJS on
+                         Fastify, one controller, two guards; dist/scripts/bench-floor.js), so the
+                         table shows what the frameworks cost before the gateway does anything
   --data-dir DIR         the embedded database's folder (default: data/ in the results folder;
                          \`memory\` keeps it in memory, as the test suites do)
   --ttfb-seconds S       per stream scenario and target: sequential streams for the TTFB probe (3; --quick 1)
@@ -53,6 +56,7 @@ const { values: opt } = parseArgs({
     warmup: { type: 'string' },
     scenarios: { type: 'string', default: 'chat-c1,chat-c64,chat-sse-c64,messages-sse-c64,translated-sse-c64' },
     'database-url': { type: 'string' },
+    floor: { type: 'boolean', default: false },
     'data-dir': { type: 'string' },
     'ttfb-seconds': { type: 'string' },
     chunks: { type: 'string', default: '20' },
@@ -115,17 +119,17 @@ const messagesCall = (model, stream) => ({
   body: { model, system: SYSTEM, messages: [{ role: 'user', content: PROMPT }], max_tokens: 32, ...(stream ? { stream: true } : {}) },
 });
 
-/** What each target is sent for a request kind. The bare proxy cannot translate: its baseline
- * for the translated scenario is the same upstream exchange (messages SSE) passed through. */
+/** The bare proxy's calls. It cannot translate: its baseline for the translated scenario is the
+ * same upstream exchange (messages SSE) passed through. */
+function passThroughCall(kind) {
+  if (kind === 'chat' || kind === 'chat-sse') return chatCall('gpt-4o-mini', kind === 'chat-sse');
+  return messagesCall('claude-3-5-haiku-latest', kind !== 'messages');
+}
+
+/** What each target is sent for a request kind. */
 const TARGETS = [
-  {
-    name: 'bare-proxy',
-    call(kind) {
-      if (kind === 'chat' || kind === 'chat-sse') return chatCall('gpt-4o-mini', kind === 'chat-sse');
-      return messagesCall('claude-3-5-haiku-latest', kind !== 'messages');
-    },
-    headers: () => ({}),
-  },
+  { name: 'bare-proxy', call: passThroughCall, headers: () => ({}) },
+  ...(opt.floor ? [{ name: 'stack-floor', call: passThroughCall, headers: () => ({}) }] : []),
   {
     name: 'gateway',
     call(kind) {
@@ -426,7 +430,9 @@ async function ttfbProbe(req, seconds) {
 
 // ------------------------------------------------------------------ the run
 async function main() {
-  if (!fs.existsSync(path.join(ROOT, 'dist/scripts/bench-gateway.js'))) fail('dist/scripts/bench-gateway.js is missing: run npm run build (npm run bench does)');
+  for (const script of ['bench-gateway.js', ...(opt.floor ? ['bench-floor.js'] : [])]) {
+    if (!fs.existsSync(path.join(ROOT, 'dist/scripts', script))) fail(`dist/scripts/${script} is missing: run npm run build (npm run bench does)`);
+  }
   const notes = [];
 
   const t0 = cpuTicks();
@@ -443,15 +449,18 @@ async function main() {
   const mock = start('mock-upstream', [path.join(BENCH_DIR, 'mock-upstream.mjs'), '--port', String(mockPort), '--chunks', String(CHUNKS)], { cpu: HARNESS_CPU });
   const barePort = await freePort();
   const bare = start('bare-proxy', [path.join(BENCH_DIR, 'bare-proxy.mjs'), '--port', String(barePort)], { cpu: TARGET_CPU, env: { UPSTREAM_URL: mockUrl } });
+  const floorPort = opt.floor ? await freePort() : null;
+  const floor = opt.floor ? start('stack-floor', [path.join(ROOT, 'dist/scripts/bench-floor.js')], { cpu: TARGET_CPU, env: { UPSTREAM_URL: mockUrl, PORT: String(floorPort) } }) : null;
   const [gatewayPort, controlPort] = [await freePort(), await freePort()];
   // The embedded database as a deployment runs it (on disk), in a folder of this run.
   const gatewayEnv = { PORT: String(gatewayPort), UPSTREAM_URL: mockUrl, BENCH_CONTROL_PORT: String(controlPort), ADMIN_TOKEN, BENCH_KEY: GATEWAY_KEY, DATA_DIR: opt['data-dir'] ?? path.join(OUT, 'data'), DATABASE_URL: opt['database-url'] ?? '' };
   const gateway = start('gateway', [path.join(ROOT, 'dist/scripts/bench-gateway.js')], { cpu: TARGET_CPU, env: gatewayEnvOf(gatewayEnv) });
-  await Promise.all([waitForPort(mockPort, mock), waitForPort(barePort, bare), waitForPort(gatewayPort, gateway), waitForPort(controlPort, gateway)]);
-  const targets = TARGETS.map((t) => ({ ...t, url: `http://127.0.0.1:${t.name === 'gateway' ? gatewayPort : barePort}`, proc: t.name === 'gateway' ? gateway : bare }));
+  await Promise.all([waitForPort(mockPort, mock), waitForPort(barePort, bare), waitForPort(gatewayPort, gateway), waitForPort(controlPort, gateway), ...(floor ? [waitForPort(floorPort, floor)] : [])]);
+  const listening = { 'bare-proxy': [barePort, bare], 'stack-floor': [floorPort, floor], gateway: [gatewayPort, gateway] };
+  const targets = TARGETS.map((t) => ({ ...t, url: `http://127.0.0.1:${listening[t.name][0]}`, proc: listening[t.name][1] }));
   const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const spentBefore = (await getJson(`http://127.0.0.1:${gatewayPort}/admin/owners/bench`, adminHeaders)).spent;
-  log(`simulator :${mockPort}, bare proxy :${barePort}, gateway :${gatewayPort} (${opt['database-url'] ? 'PostgreSQL' : 'embedded database'}); load generator ${LOADGEN}; ${PIN ? `pinned: harness CPU ${HARNESS_CPU}, target CPU ${TARGET_CPU}` : 'not pinned'}`);
+  log(`simulator :${mockPort}, bare proxy :${barePort}, ${floor ? `stack floor :${floorPort}, ` : ''}gateway :${gatewayPort} (${opt['database-url'] ? 'PostgreSQL' : 'embedded database'}); load generator ${LOADGEN}; ${PIN ? `pinned: harness CPU ${HARNESS_CPU}, target CPU ${TARGET_CPU}` : 'not pinned'}`);
 
   // one call per scenario and target, before any load
   const checks = {};
@@ -602,7 +611,19 @@ function report({ meta, checks, summary, usage, notes }) {
   }
   for (const [cell, outcome] of Object.entries(checks)) if (outcome !== 'ok') L.push(`| ${cell.replace('/', ' | ')} | skipped: ${outcome.replace(/\|/g, '/').slice(0, 160)} |||||||||||`);
   L.push('');
-  if (summary.some((r) => r.scenario.startsWith('translated'))) L.push('The bare proxy cannot translate: its row in the translated scenario passes the same messages SSE exchange through.', '');
+  if (summary.some((r) => r.scenario.startsWith('translated'))) L.push(`The bare proxy cannot translate: its row${summary.some((r) => r.target === 'stack-floor') ? ' (and the stack floor\'s)' : ''} in the translated scenario passes the same messages SSE exchange through.`, '');
+  if (summary.some((r) => r.target === 'stack-floor')) {
+    L.push('stack-floor: the bare proxy\'s work on the gateway\'s stack (NestJS on Fastify, one controller, two guards, raw body, hijacked reply), ' +
+      'none of the gateway\'s own. Per scenario, what the frameworks cost over the bare proxy and what the gateway\'s own work costs over them (CPU per call):', '');
+    for (const scenario of new Set(summary.map((r) => r.scenario))) {
+      const cell = (target) => summary.find((r) => r.scenario === scenario && r.target === target);
+      const [bare, floor, gateway] = [cell('bare-proxy'), cell('stack-floor'), cell('gateway')];
+      if (!bare || !floor || !gateway) continue;
+      L.push(`- ${floor.label}: frameworks ${signed(floor.cpu_us_per_req - bare.cpu_us_per_req)} µs (${ratio(floor.vs_bare.cpu_ratio)} the bare proxy), ` +
+        `the gateway's own work ${signed(gateway.cpu_us_per_req - floor.cpu_us_per_req)} µs (main thread ${signed(gateway.main_thread_cpu_us_per_req - floor.main_thread_cpu_us_per_req)} µs)`);
+    }
+    L.push('');
+  }
   const match = usage.records === usage.calls ? '' : ' MISMATCH';
   L.push(`usage records: ${usage.records} of ${usage.calls} calls${match} (calls = requests the simulator received from the gateway; ` +
     `${usage.queued} still queued; records cost ${usage.records_cost.toFixed(6)}, owner spent +${Number(usage.owner_spent_delta).toFixed(6)})`, '');
