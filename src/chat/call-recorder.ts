@@ -20,13 +20,16 @@ export interface CallOutcome {
   /** Set when the cost is not the figures at the model's prices (format B: per-image pixel tiers). */
   cost?: bigint;
   upstreamHeadersMs: number | null;
-  translatedTo?: string | null;
   /** The record is written later, by whatever the call started (a video task, when it settles). */
   deferred?: boolean;
 }
 
-/** Builds the usage record of a forwarded call from what the request path learnt. */
-export function usageDraftOf(request: FastifyRequest, interfaceName: string, outcome: CallOutcome): UsageDraft {
+/**
+ * Builds the usage record of a forwarded call from what the request path learnt. `translatedTo`
+ * comes apart from the outcome: a copy of the outcome with it added (an object spread, on every
+ * call) cost 2-3 µs per call in the profile.
+ */
+export function usageDraftOf(request: FastifyRequest, interfaceName: string, outcome: CallOutcome, translatedTo: string | null): UsageDraft {
   const call = request.call!;
   const principal = request.principal!;
   return {
@@ -37,7 +40,7 @@ export function usageDraftOf(request: FastifyRequest, interfaceName: string, out
     model: call.model.id,
     interface: interfaceName,
     line: outcome.line,
-    translatedTo: outcome.translatedTo ?? null,
+    translatedTo,
     status: outcome.status,
     errorCode: outcome.errorCode,
     stream: call.stream,

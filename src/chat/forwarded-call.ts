@@ -113,7 +113,7 @@ export class ForwardedCall {
   }
 
   private record(request: FastifyRequest, spec: CallSpec, outcome: CallOutcome): void {
-    const draft = usageDraftOf(request, spec.recordAs, { ...outcome, translatedTo: spec.translatedTo ?? null });
+    const draft = usageDraftOf(request, spec.recordAs, outcome, spec.translatedTo ?? null);
     request.forwarded!.record = draft;
     this.usage.enqueue(draft);
   }

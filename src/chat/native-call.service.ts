@@ -43,11 +43,10 @@ export class NativeCallService {
 
   private async sendWhole(opened: OpenedResponse, response: ServerResponse, meter: ResponseMeter): Promise<CallOutcome> {
     const body = await readWhole(opened);
-    response.writeHead(opened.statusCode, {
-      ...returnedResponseHeaders(opened.headers),
-      'content-type': (opened.headers['content-type'] as string | undefined) ?? 'application/json',
-      'content-length': body.length,
-    });
+    const headers = returnedResponseHeaders(opened.headers);
+    headers['content-type'] = (opened.headers['content-type'] as string | undefined) ?? 'application/json';
+    headers['content-length'] = body.length;
+    response.writeHead(opened.statusCode, headers);
     response.end(body);
     // Metered once the client has its answer: parsing it is not on the client's clock.
     const ok = opened.statusCode >= 200 && opened.statusCode < 300;
@@ -78,11 +77,10 @@ export class NativeCallService {
     const outcome: CallOutcome = { status: opened.statusCode, line: opened.line.id, errorCode: null, figures: undefined, upstreamHeadersMs: opened.headersMs };
     const writeHead = () => {
       if (response.headersSent) return;
-      response.writeHead(opened.statusCode, {
-        ...returnedResponseHeaders(opened.headers),
-        'content-type': opened.headers['content-type'] as string,
-        'cache-control': 'no-cache',
-      });
+      const headers = returnedResponseHeaders(opened.headers);
+      headers['content-type'] = opened.headers['content-type'];
+      headers['cache-control'] = 'no-cache';
+      response.writeHead(opened.statusCode, headers);
     };
     // Synchronous per chunk (no promise unless the client must drain): it runs for every chunk of every stream.
     const pass = (bytes: Buffer | undefined): boolean => {

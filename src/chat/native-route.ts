@@ -47,7 +47,10 @@ export const CHAT_COMPLETIONS_ROUTE: NativeRoute = {
   upstreamPath: '/v1/chat/completions',
   upstreamBody(call) {
     if (!call.stream || clientWantsUsageChunk(call)) return replaceModel(call);
-    const options = JSON.stringify({ ...streamOptions(call), include_usage: true });
+    // The client's options are parsed anew for this: set on them, not copied (see forward.service.ts on spreads).
+    const requested = streamOptions(call) ?? {};
+    requested.include_usage = true;
+    const options = JSON.stringify(requested);
     if (call.fields.has('stream_options')) return replaceModel(call, new Map([['stream_options', options]]));
     return replaceModel(call, undefined, [['stream_options', options]]);
   },

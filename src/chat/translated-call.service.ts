@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { GatewayError } from '../common/gateway-error';
 import type { UsageFigures } from '../metering/usage-figures';
 import type { OpenedResponse } from '../upstream/forward.service';
@@ -135,9 +135,14 @@ export class TranslatedCallService {
     }
   }
 
-  private translationHeaders(plan: TranslationPlan, opened: OpenedResponse): Record<string, string> {
-    const headers: Record<string, string> = { ...returnedResponseHeaders(opened.headers), 'x-gateway-translated': plan.upstream };
+  /** A translated answer's head: the upstream's returned headers, the translation's own, the body's type and length (a stream: none, and no caching). */
+  private head(plan: TranslationPlan, opened: OpenedResponse, type: string, length: number | 'stream'): OutgoingHttpHeaders {
+    const headers = returnedResponseHeaders(opened.headers);
+    headers['x-gateway-translated'] = plan.upstream;
     if (plan.dropped.length > 0) headers['x-gateway-dropped'] = droppedHeader(plan.dropped);
+    headers['content-type'] = type;
+    if (length === 'stream') headers['cache-control'] = 'no-cache';
+    else headers['content-length'] = length;
     return headers;
   }
 
@@ -153,11 +158,7 @@ export class TranslatedCallService {
     }
     onUsage(answer.usage);
     const body = JSON.stringify(answer.body);
-    response.writeHead(opened.statusCode, {
-      ...this.translationHeaders(plan, opened),
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-    });
+    response.writeHead(opened.statusCode, this.head(plan, opened, 'application/json', Buffer.byteLength(body)));
     response.end(body);
     return { status: opened.statusCode, line: opened.line.id, errorCode: null, figures: usageFigures(answer.usage), upstreamHeadersMs: opened.headersMs };
   }
@@ -166,11 +167,7 @@ export class TranslatedCallService {
     const raw = await readWhole(opened);
     const { error, body } = translateError(plan, opened.statusCode, raw.toString('utf8'));
     const text = JSON.stringify(body);
-    response.writeHead(opened.statusCode, {
-      ...this.translationHeaders(plan, opened),
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-    });
+    response.writeHead(opened.statusCode, this.head(plan, opened, 'application/json', Buffer.byteLength(text)));
     response.end(text);
     return { status: opened.statusCode, line: opened.line.id, errorCode: error.code ?? `upstream_${opened.statusCode}`, figures: undefined, upstreamHeadersMs: opened.headersMs };
   }
@@ -195,11 +192,7 @@ export class TranslatedCallService {
     if (early?.value.done) throw new GatewayError('upstream_failed', 'The upstream ended its stream before its first event.');
     let events = translateStream(plan, decodeSse(untilBroken(firstRead, chunks, (error) => (timedOut = isBodyTimeout(error)))), this.context, observe);
     if (plan.entry === 'messages') events = withKeepAlive(events, this.settings.pingIntervalMs, messagesPingEvent);
-    response.writeHead(opened.statusCode, {
-      ...this.translationHeaders(plan, opened),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-    });
+    response.writeHead(opened.statusCode, this.head(plan, opened, 'text/event-stream; charset=utf-8', 'stream'));
     try {
       for await (const event of events) {
         if (response.destroyed) throw new Error('client closed');

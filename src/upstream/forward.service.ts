@@ -145,7 +145,9 @@ export class ForwardService {
       response.body.on('error', (error) => {
         if (isBodyTimeout(error)) this.lines.coolDown(line);
       });
-      return { answer: { ...response, line, headersMs: performance.now() - started, done } };
+      // Fields named one by one: an object spread of `response` here cost ~3 µs per call (profile).
+      const answer: OpenedResponse = { statusCode: response.statusCode, headers: response.headers, body: response.body, line, headersMs: performance.now() - started, done };
+      return { answer };
     } catch (error) {
       done();
       const failure = classifyFailure(error, request.signal.aborted);

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { InterfaceName, UpstreamAuthStyle } from '../config/gateway-config';
 
 /**
@@ -80,9 +80,13 @@ export function upstreamRequestHeaders(
   return headers;
 }
 
-/** The upstream response headers a client gets back (retry hints and rate-limit state). */
-export function returnedResponseHeaders(upstream: Record<string, string | string[] | undefined>): Record<string, string> {
-  const headers: Record<string, string> = {};
+/**
+ * The upstream response headers a client gets back (retry hints and rate-limit state), in a new
+ * object the caller may add its own headers to (rather than copying it into another: an object
+ * spread per call is several microseconds on the request path).
+ */
+export function returnedResponseHeaders(upstream: Record<string, string | string[] | undefined>): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = {};
   for (const name in upstream) {
     const value = upstream[name];
     if (value === undefined) continue;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Clock } from '../auth/clock';
 import { CatalogService } from '../catalog/catalog.service';
 import { clientRequestIdOf, type CallOutcome } from '../chat/call-recorder';
@@ -305,8 +305,11 @@ function notCancellable(status: string): GatewayError {
   return new GatewayError('invalid_request', `The task is ${status}; only queued tasks can be cancelled.`);
 }
 
-function writeWhole(response: ServerResponse, status: number, headers: Record<string, string>, type: string, body: Buffer): void {
-  response.writeHead(status, { ...headers, 'content-type': type, 'content-length': body.length });
+/** Writes a whole answer; `headers` (a new object of the caller's) gets the body's type and length. */
+function writeWhole(response: ServerResponse, status: number, headers: OutgoingHttpHeaders, type: string, body: Buffer): void {
+  headers['content-type'] = type;
+  headers['content-length'] = body.length;
+  response.writeHead(status, headers);
   response.end(body);
 }
 

@@ -71,10 +71,11 @@ class MessagesStreamReader {
   }
 
   private start(message: Record<string, unknown>): CanonicalEvent {
-    const start: CanonicalEvent = { type: 'start', id: stringOf(message.id) ?? '', model: stringOf(message.model) ?? '' };
-    if (!isRecord(message.usage)) return start;
+    const id = stringOf(message.id) ?? '';
+    const model = stringOf(message.model) ?? '';
+    if (!isRecord(message.usage)) return { type: 'start', id, model };
     this.wireUsage = withoutNulls(message.usage);
-    return { ...start, usage: decodeMessagesUsage(this.wireUsage) };
+    return { type: 'start', id, model, usage: decodeMessagesUsage(this.wireUsage) };
   }
 
   private openBlock(upstreamIndex: number | undefined, block: Record<string, unknown>): CanonicalEvent[] {
