@@ -23,7 +23,8 @@ export function upstreamPathOf(route: NativeRoute, call: AdmittedCall): string {
 }
 
 export function replaceModel(call: AdmittedCall, extra?: Map<string, string>, additions?: Array<[string, string]>): UpstreamBody {
-  const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)], ...(extra ?? [])]);
+  const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)]]);
+  if (extra) for (const [key, value] of extra) replacements.set(key, value);
   return upstreamBodyOf(splicedParts(call.body, call.fields, replacements, additions), call.spool);
 }
 

@@ -22,7 +22,8 @@ function child(value: unknown, key: string): unknown {
 function compact(figures: UsageFigures): UsageFigures | undefined {
   const result: UsageFigures = {};
   let any = false;
-  for (const [name, value] of Object.entries(figures)) {
+  for (const name in figures) {
+    const value = figures[name];
     if (value === undefined) continue;
     result[name] = value;
     any = true;
