@@ -129,8 +129,14 @@ class ResponsesStreamWriter {
   private start(model: string): SseEvent[] {
     if (this.frame !== undefined) return [];
     this.frame = { id: this.context.newId('resp'), createdAt: this.context.now(), model };
-    const response = this.snapshot({ status: 'in_progress', output: [] });
-    return [this.emit('response.created', { response }), this.emit('response.in_progress', { response })];
+    // Both events carry the same Response object: serialised once (a few microseconds each, before the first byte).
+    const response = JSON.stringify(this.snapshot({ status: 'in_progress', output: [] }));
+    return [this.emitWithResponse('response.created', response), this.emitWithResponse('response.in_progress', response)];
+  }
+
+  /** What `emit(type, { response })` writes, with the Response object already serialised. */
+  private emitWithResponse(type: 'response.created' | 'response.in_progress', response: string): SseEvent {
+    return { event: type, data: `{"type":"${type}","sequence_number":${this.sequence++},"response":${response}}` };
   }
 
   private snapshot(state: ResponseState): Record<string, unknown> {
