@@ -221,6 +221,7 @@ describe('native forwarding', () => {
 
       expect(answer.status).toBe(200);
       expect(answer.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(answer.headers.get('cache-control')).toBe('no-cache');
       expect(answer.text).not.toContain('"choices":[]');
       expect(sseData(answer.text).at(-1)).toBe('[DONE]');
       expect(streamedText(answer.text)).toBe(`Hello from ${CHAT_UPSTREAM_MODEL}: Count the streamed words`);

@@ -284,7 +284,8 @@ describe('translated streams', () => {
       const response = await post('/v1/responses', { model: 'msg-only', input: 'Hello', top_logprobs: 2, metadata: { ticket: 'T-1' }, stream: true });
 
       expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      expect(response.headers.get('cache-control')).toBe('no-cache');
       expect(response.headers.get('x-gateway-translated')).toBe('messages');
       expect(response.headers.get('x-gateway-dropped')).toBe('top_logprobs');
       expect(typesOf(parseSse(await response.text())).at(-1)).toBe('response.completed');
