@@ -113,7 +113,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
     quota: { balanceTtlMs: numberFrom(env, 'BALANCE_CACHE_TTL_MS', 1_000) },
     usageWriter: {
       flushIntervalMs: numberFrom(env, 'USAGE_FLUSH_INTERVAL_MS', 200),
-      batchSize: numberFrom(env, 'USAGE_BATCH_SIZE', 500),
+      batchSize: numberFrom(env, 'USAGE_BATCH_SIZE', 2_000),
       shutdownDeadlineMs: numberFrom(env, 'USAGE_SHUTDOWN_DEADLINE_MS', 15_000),
     },
     usageRetention: {

@@ -9,7 +9,7 @@ import { isEmbedded } from '../database/data-source';
 export interface UsageWriterSettings {
   /** Longest time a record waits before its batch is written. */
   flushIntervalMs: number;
-  /** Records per INSERT. */
+  /** Most records per write: one transaction (an INSERT; a COPY on the embedded engine). */
   batchSize: number;
   /** On shutdown, how long to keep retrying while the database is away. */
   shutdownDeadlineMs: number;
