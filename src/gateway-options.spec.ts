@@ -52,3 +52,17 @@ describe('defaultSettings BODY_SPOOL_ABOVE_BYTES and BODY_SPOOL_DIR', () => {
     expect(() => defaultSettings({ BODY_SPOOL_ABOVE_BYTES: 'lots' })).toThrow(/BODY_SPOOL_ABOVE_BYTES/);
   });
 });
+
+describe('defaultSettings counts (batch sizes, connections)', () => {
+  const COUNTS = ['USAGE_BATCH_SIZE', 'USAGE_RETENTION_BATCH_SIZE', 'LINE_CONNECTIONS', 'VIDEO_CLAIM_BATCH_SIZE'];
+
+  it('writes usage in batches of up to 2,000 records by default, and takes each count from the environment', () => {
+    expect(defaultSettings({}).usageWriter.batchSize).toBe(2_000);
+    const settings = defaultSettings({ USAGE_BATCH_SIZE: '1', USAGE_RETENTION_BATCH_SIZE: '7', LINE_CONNECTIONS: '3', VIDEO_CLAIM_BATCH_SIZE: '4' });
+    expect([settings.usageWriter.batchSize, settings.usageRetention.batchSize, settings.lines.connections, settings.video.claimBatchSize]).toEqual([1, 7, 3, 4]);
+  });
+
+  it.each(COUNTS.flatMap((name) => ['0', '2.5', '-1'].map((text) => [name, text])))('refuses %s=%s, naming the variable', (name, text) => {
+    expect(() => defaultSettings({ [name]: text })).toThrow(name);
+  });
+});

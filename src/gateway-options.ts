@@ -68,6 +68,13 @@ function numberFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   return value;
 }
 
+/** A count of things per round or per write: a whole number, at least 1 (0 would write or claim nothing, forever). */
+function countFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = numberFrom(env, name, fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got ${JSON.stringify(env[name])}`);
+  return value;
+}
+
 const PROXY_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /** `TRUSTED_PROXIES`: comma-separated addresses, CIDR ranges and presets, each checked. */
@@ -113,17 +120,17 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
     quota: { balanceTtlMs: numberFrom(env, 'BALANCE_CACHE_TTL_MS', 1_000) },
     usageWriter: {
       flushIntervalMs: numberFrom(env, 'USAGE_FLUSH_INTERVAL_MS', 200),
-      batchSize: numberFrom(env, 'USAGE_BATCH_SIZE', 2_000),
+      batchSize: countFrom(env, 'USAGE_BATCH_SIZE', 2_000),
       shutdownDeadlineMs: numberFrom(env, 'USAGE_SHUTDOWN_DEADLINE_MS', 15_000),
     },
     usageRetention: {
       days: numberFrom(env, 'USAGE_RETENTION_DAYS', 0),
       intervalMs: numberFrom(env, 'USAGE_RETENTION_INTERVAL_MS', 3_600_000),
-      batchSize: Math.max(1, numberFrom(env, 'USAGE_RETENTION_BATCH_SIZE', 5_000)),
+      batchSize: countFrom(env, 'USAGE_RETENTION_BATCH_SIZE', 5_000),
     },
     lines: {
       cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
-      connections: numberFrom(env, 'LINE_CONNECTIONS', 256),
+      connections: countFrom(env, 'LINE_CONNECTIONS', 256),
     },
     translation: { pingIntervalMs: numberFrom(env, 'PING_INTERVAL_MS', 15_000) },
     video: {
@@ -131,7 +138,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       firstPollDelayMs: numberFrom(env, 'VIDEO_FIRST_POLL_DELAY_MS', 5_000),
       maxPollDelayMs: numberFrom(env, 'VIDEO_MAX_POLL_DELAY_MS', 60_000),
       claimLeaseMs: numberFrom(env, 'VIDEO_CLAIM_LEASE_MS', 120_000),
-      claimBatchSize: numberFrom(env, 'VIDEO_CLAIM_BATCH_SIZE', 20),
+      claimBatchSize: countFrom(env, 'VIDEO_CLAIM_BATCH_SIZE', 20),
       submitLostAfterMs: numberFrom(env, 'VIDEO_SUBMIT_LOST_AFTER_MS', 900_000),
     },
     logLevel: logLevelFrom(env),
