@@ -53,13 +53,13 @@ describe('defaultSettings BODY_SPOOL_ABOVE_BYTES and BODY_SPOOL_DIR', () => {
   });
 });
 
-describe('defaultSettings counts (batch sizes, connections)', () => {
-  const COUNTS = ['USAGE_BATCH_SIZE', 'USAGE_RETENTION_BATCH_SIZE', 'LINE_CONNECTIONS', 'VIDEO_CLAIM_BATCH_SIZE'];
+describe('defaultSettings counts (batch sizes, connections) and the ping interval', () => {
+  const COUNTS = ['USAGE_BATCH_SIZE', 'USAGE_RETENTION_BATCH_SIZE', 'LINE_CONNECTIONS', 'VIDEO_CLAIM_BATCH_SIZE', 'PING_INTERVAL_MS'];
 
   it('writes usage in batches of up to 2,000 records by default, and takes each count from the environment', () => {
     expect(defaultSettings({}).usageWriter.batchSize).toBe(2_000);
-    const settings = defaultSettings({ USAGE_BATCH_SIZE: '1', USAGE_RETENTION_BATCH_SIZE: '7', LINE_CONNECTIONS: '3', VIDEO_CLAIM_BATCH_SIZE: '4' });
-    expect([settings.usageWriter.batchSize, settings.usageRetention.batchSize, settings.lines.connections, settings.video.claimBatchSize]).toEqual([1, 7, 3, 4]);
+    const settings = defaultSettings({ USAGE_BATCH_SIZE: '1', USAGE_RETENTION_BATCH_SIZE: '7', LINE_CONNECTIONS: '3', VIDEO_CLAIM_BATCH_SIZE: '4', PING_INTERVAL_MS: '250' });
+    expect([settings.usageWriter.batchSize, settings.usageRetention.batchSize, settings.lines.connections, settings.video.claimBatchSize, settings.translation.pingIntervalMs]).toEqual([1, 7, 3, 4, 250]);
   });
 
   it.each(COUNTS.flatMap((name) => ['0', '2.5', '-1'].map((text) => [name, text])))('refuses %s=%s, naming the variable', (name, text) => {

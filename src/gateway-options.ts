@@ -68,7 +68,10 @@ function numberFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   return value;
 }
 
-/** A count of things per round or per write: a whole number, at least 1 (0 would write or claim nothing, forever). */
+/**
+ * A count of things per round or per write, or an interval that must not be 0: a whole number,
+ * at least 1 (a batch of 0 would write or claim nothing, forever; pings every 0 ms would flood).
+ */
 function countFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const value = numberFrom(env, name, fallback);
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got ${JSON.stringify(env[name])}`);
@@ -132,7 +135,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
       connections: countFrom(env, 'LINE_CONNECTIONS', 256),
     },
-    translation: { pingIntervalMs: numberFrom(env, 'PING_INTERVAL_MS', 15_000) },
+    translation: { pingIntervalMs: countFrom(env, 'PING_INTERVAL_MS', 15_000) },
     video: {
       reconcileIntervalMs: numberFrom(env, 'VIDEO_RECONCILE_INTERVAL_MS', 1_000),
       firstPollDelayMs: numberFrom(env, 'VIDEO_FIRST_POLL_DELAY_MS', 5_000),
