@@ -72,7 +72,7 @@ function numberFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): num
  * A count of things per round or per write, or an interval that must not be 0: a whole number,
  * at least 1 (a batch of 0 would write or claim nothing, forever; pings every 0 ms would flood).
  */
-function countFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+function positiveWholeFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const value = numberFrom(env, name, fallback);
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got ${JSON.stringify(env[name])}`);
   return value;
@@ -123,25 +123,25 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
     quota: { balanceTtlMs: numberFrom(env, 'BALANCE_CACHE_TTL_MS', 1_000) },
     usageWriter: {
       flushIntervalMs: numberFrom(env, 'USAGE_FLUSH_INTERVAL_MS', 200),
-      batchSize: countFrom(env, 'USAGE_BATCH_SIZE', 2_000),
+      batchSize: positiveWholeFrom(env, 'USAGE_BATCH_SIZE', 2_000),
       shutdownDeadlineMs: numberFrom(env, 'USAGE_SHUTDOWN_DEADLINE_MS', 15_000),
     },
     usageRetention: {
       days: numberFrom(env, 'USAGE_RETENTION_DAYS', 0),
       intervalMs: numberFrom(env, 'USAGE_RETENTION_INTERVAL_MS', 3_600_000),
-      batchSize: countFrom(env, 'USAGE_RETENTION_BATCH_SIZE', 5_000),
+      batchSize: positiveWholeFrom(env, 'USAGE_RETENTION_BATCH_SIZE', 5_000),
     },
     lines: {
       cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
-      connections: countFrom(env, 'LINE_CONNECTIONS', 256),
+      connections: positiveWholeFrom(env, 'LINE_CONNECTIONS', 256),
     },
-    translation: { pingIntervalMs: countFrom(env, 'PING_INTERVAL_MS', 15_000) },
+    translation: { pingIntervalMs: positiveWholeFrom(env, 'PING_INTERVAL_MS', 15_000) },
     video: {
       reconcileIntervalMs: numberFrom(env, 'VIDEO_RECONCILE_INTERVAL_MS', 1_000),
       firstPollDelayMs: numberFrom(env, 'VIDEO_FIRST_POLL_DELAY_MS', 5_000),
       maxPollDelayMs: numberFrom(env, 'VIDEO_MAX_POLL_DELAY_MS', 60_000),
       claimLeaseMs: numberFrom(env, 'VIDEO_CLAIM_LEASE_MS', 120_000),
-      claimBatchSize: countFrom(env, 'VIDEO_CLAIM_BATCH_SIZE', 20),
+      claimBatchSize: positiveWholeFrom(env, 'VIDEO_CLAIM_BATCH_SIZE', 20),
       submitLostAfterMs: numberFrom(env, 'VIDEO_SUBMIT_LOST_AFTER_MS', 900_000),
     },
     logLevel: logLevelFrom(env),
