@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
-import { defaultSettings } from './gateway-options';
+import { defaultSettings, processSettingsFrom } from './gateway-options';
+import { databaseSettingsFromEnv } from './database/data-source';
 
 describe('defaultSettings LOG_LEVEL', () => {
   it('is info when unset or empty', () => {
@@ -64,5 +65,36 @@ describe('defaultSettings counts (batch sizes, connections) and the ping interva
 
   it.each(COUNTS.flatMap((name) => ['0', '2.5', '-1'].map((text) => [name, text])))('refuses %s=%s, naming the variable', (name, text) => {
     expect(() => defaultSettings({ [name]: text })).toThrow(name);
+  });
+});
+
+describe('processSettingsFrom PORT, HOST and SHUTDOWN_DRAIN_MS', () => {
+  it('listens on 0.0.0.0:8080 and drains for 30 s by default', () => {
+    expect(processSettingsFrom({})).toEqual({ port: 8080, host: '0.0.0.0', shutdownDrainMs: 30_000 });
+    expect(processSettingsFrom({ PORT: '', HOST: '', SHUTDOWN_DRAIN_MS: '' })).toEqual({ port: 8080, host: '0.0.0.0', shutdownDrainMs: 30_000 });
+  });
+
+  it('takes each from the environment; port 0 is any free port, a drain of 0 closes at once', () => {
+    expect(processSettingsFrom({ PORT: '9090', HOST: '127.0.0.1', SHUTDOWN_DRAIN_MS: '5000' })).toEqual({ port: 9090, host: '127.0.0.1', shutdownDrainMs: 5_000 });
+    expect(processSettingsFrom({ PORT: '0', SHUTDOWN_DRAIN_MS: '0' })).toMatchObject({ port: 0, shutdownDrainMs: 0 });
+  });
+
+  it.each(['http', '80.5', '-1', '65536'])('refuses PORT=%s, naming the variable', (text) => {
+    expect(() => processSettingsFrom({ PORT: text })).toThrow('PORT must be a whole number from 0 to 65535');
+  });
+
+  it.each(['soon', '-1'])('refuses SHUTDOWN_DRAIN_MS=%s, naming the variable', (text) => {
+    expect(() => processSettingsFrom({ SHUTDOWN_DRAIN_MS: text })).toThrow('SHUTDOWN_DRAIN_MS');
+  });
+});
+
+describe('databaseSettingsFromEnv DATABASE_POOL_SIZE', () => {
+  it('leaves the pool size to the default (10) when unset, and takes a whole number', () => {
+    expect(databaseSettingsFromEnv({}).poolSize).toBeUndefined();
+    expect(databaseSettingsFromEnv({ DATABASE_POOL_SIZE: '25' }).poolSize).toBe(25);
+  });
+
+  it.each(['abc', '0', '2.5', '-3'])('refuses DATABASE_POOL_SIZE=%s, naming the variable', (text) => {
+    expect(() => databaseSettingsFromEnv({ DATABASE_POOL_SIZE: text })).toThrow('DATABASE_POOL_SIZE must be');
   });
 });

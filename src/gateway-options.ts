@@ -11,6 +11,7 @@ import type { UsageRetentionSettings } from './metering/usage-retention.service'
 import type { LineSettings } from './upstream/line-registry';
 import type { TranslationSettings } from './chat/translated-call.service';
 import type { VideoSettings } from './video/video-settings';
+import { numberFrom, positiveWholeFrom } from './common/env-numbers';
 
 /** Everything a gateway process is started with: the config file plus environment settings. */
 export interface GatewayOptions {
@@ -59,24 +60,6 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
-
-function numberFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const text = env[name];
-  if (text === undefined || text === '') return fallback;
-  const value = Number(text);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(text)}`);
-  return value;
-}
-
-/**
- * A count of things per round or per write, or an interval that must not be 0: a whole number,
- * at least 1 (a batch of 0 would write or claim nothing, forever; pings every 0 ms would flood).
- */
-function positiveWholeFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = numberFrom(env, name, fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got ${JSON.stringify(env[name])}`);
-  return value;
-}
 
 const PROXY_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -146,6 +129,23 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
     },
     logLevel: logLevelFrom(env),
   };
+}
+
+/** Where the process listens and how long it drains on SIGTERM: read by `main.ts` only. */
+export interface ProcessSettings {
+  /** `PORT`, default 8080; 0 takes any free port. */
+  port: number;
+  /** `HOST`, default `0.0.0.0`. */
+  host: string;
+  /** `SHUTDOWN_DRAIN_MS`, default 30 s; 0 closes the connections of calls in flight at once. */
+  shutdownDrainMs: number;
+}
+
+export function processSettingsFrom(env: NodeJS.ProcessEnv): ProcessSettings {
+  const text = env.PORT?.trim();
+  const port = text ? Number(text) : 8080;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a whole number from 0 to 65535, got ${JSON.stringify(env.PORT)}`);
+  return { port, host: env.HOST || '0.0.0.0', shutdownDrainMs: numberFrom(env, 'SHUTDOWN_DRAIN_MS', 30_000) };
 }
 
 export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv): GatewayOptions {

@@ -1,23 +1,24 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createGatewayApp } from './app.factory';
-import { gatewayOptionsFromEnv } from './gateway-options';
+import { gatewayOptionsFromEnv, processSettingsFrom } from './gateway-options';
 import { ConfigError } from './config/config.loader';
 import { installGracefulShutdown } from './common/graceful-shutdown';
 
 async function bootstrap(): Promise<void> {
   let options;
+  let settings;
   try {
     options = gatewayOptionsFromEnv(process.env);
+    settings = processSettingsFrom(process.env);
   } catch (error) {
     // A bad configuration stops the process with every problem named by its YAML path.
     process.stderr.write(`${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   }
   const app = await createGatewayApp(options);
-  installGracefulShutdown(app, Number(process.env.SHUTDOWN_DRAIN_MS ?? 30_000));
-  const port = Number(process.env.PORT ?? 8080);
-  const host = process.env.HOST ?? '0.0.0.0';
+  installGracefulShutdown(app, settings.shutdownDrainMs);
+  const { port, host } = settings;
   await app.listen(port, host);
   new Logger('Gateway').log(`listening on http://${host}:${port}`);
 }

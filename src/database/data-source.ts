@@ -7,6 +7,7 @@ import { VideoTask } from '../video/video-task.entity';
 import { Initial1763800000000 } from './migrations/1763800000000-Initial';
 import { VideoTasks1764100000000 } from './migrations/1764100000000-VideoTasks';
 import { UsageTotals1764400000000 } from './migrations/1764400000000-UsageTotals';
+import { positiveWholeFrom } from '../common/env-numbers';
 import { EmbeddedEngine, embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
 
 export const ENTITIES = [QuotaOwner, ApiKey, UsageRecord, VideoTask];
@@ -25,7 +26,7 @@ export function databaseSettingsFromEnv(env: NodeJS.ProcessEnv): DatabaseSetting
   return {
     url: env.DATABASE_URL || undefined,
     dataDir: env.DATA_DIR || './data',
-    poolSize: env.DATABASE_POOL_SIZE ? Number(env.DATABASE_POOL_SIZE) : undefined,
+    poolSize: env.DATABASE_POOL_SIZE ? positiveWholeFrom(env, 'DATABASE_POOL_SIZE', 10) : undefined,
   };
 }
 
