@@ -72,7 +72,16 @@ fs.writeFileSync(script, [
   'wrk.headers["content-type"] = "application/json"',
   ...Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`),
 ].join('\n'));
-const wrk = (seconds) => spawnSync('taskset', ['-c', '0', 'wrk', '-t1', `-c${match[2]}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${gatewayPort}${call.path}`], { encoding: 'utf8' });
+const wrk = (seconds) => {
+  const run = spawnSync('taskset', ['-c', '0', 'wrk', '-t1', `-c${match[2]}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${gatewayPort}${call.path}`], { encoding: 'utf8' });
+  if (run.status !== 0 || !/\d+ requests in/.test(run.stdout)) {
+    // Without a load there is nothing to profile: stop instead of printing an idle profile.
+    gateway.kill('SIGTERM');
+    mock.kill('SIGTERM');
+    throw new Error(`wrk failed (exit ${run.status}; needs wrk installed, Debian: apt-get install wrk): ${run.stderr.slice(-300)}${run.stdout.slice(-300)}`);
+  }
+  return run;
+};
 wrk(3); // JIT warm-up
 gateway.kill('SIGUSR2'); // the profiler starts
 const run = wrk(Number(opt.seconds));
