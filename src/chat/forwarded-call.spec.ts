@@ -10,7 +10,9 @@ import type { AdmittedCall } from '../common/request-state';
 import type { ForwardService } from '../upstream/forward.service';
 import type { UsageWriter } from '../metering/usage-writer.service';
 import type { CallTelemetry } from '../observability/call-telemetry';
-import { CallSpec, dropRest, ForwardedCall, readWhole } from './forwarded-call';
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { CallSpec, dropRest, ForwardedCall, pipeChunks, readWhole } from './forwarded-call';
 
 describe(readWhole.name, () => {
   const opened = (body: PassThrough, headers: Record<string, string>) => ({ body, headers }) as unknown as OpenedResponse;
@@ -32,6 +34,98 @@ describe(readWhole.name, () => {
     body.end('"a1"}');
 
     expect((await whole).toString()).toBe('{"id":"a1"}');
+  });
+});
+
+describe(pipeChunks.name, () => {
+  /** A client socket that takes `room` chunks, then reports full until `drain`. */
+  function client(room = Infinity) {
+    const response = Object.assign(new EventEmitter(), { destroyed: false, taken: [] as string[] });
+    const pass = (chunk: Buffer) => {
+      response.taken.push(chunk.toString());
+      return response.taken.length < room;
+    };
+    return { response, pass, asResponse: response as unknown as ServerResponse };
+  }
+
+  it('hands every chunk over in order and resolves at the end', async () => {
+    const body = new PassThrough();
+    const { response, pass, asResponse } = client();
+    const piped = pipeChunks(body, asResponse, pass);
+    body.write('a');
+    body.write('b');
+    body.end('c');
+
+    await piped;
+    expect(response.taken).toEqual(['a', 'b', 'c']);
+  });
+
+  it('stops reading while the client is full and goes on when it drains', async () => {
+    const body = new PassThrough();
+    const { response, pass, asResponse } = client(1);
+    const piped = pipeChunks(body, asResponse, pass);
+    body.write('a');
+    body.write('b');
+    body.end('c');
+    await new Promise((resolve) => setImmediate(resolve));
+
+    expect(response.taken).toEqual(['a']);
+    expect(body.isPaused()).toBe(true);
+    response.emit('drain');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(response.taken).toEqual(['a', 'b']);
+    response.emit('drain');
+    response.emit('drain');
+    await piped;
+    expect(response.taken).toEqual(['a', 'b', 'c']);
+  });
+
+  it("rejects when the client goes while reading waits for it", async () => {
+    const body = new PassThrough();
+    const { response, pass, asResponse } = client(1);
+    const piped = pipeChunks(body, asResponse, pass);
+    body.write('a');
+    await new Promise((resolve) => setImmediate(resolve));
+    response.emit('close');
+
+    await expect(piped).rejects.toThrow('client closed');
+  });
+
+  it("rejects with the body's error, and when it closes before its end", async () => {
+    const broken = new PassThrough();
+    const first = pipeChunks(broken, client().asResponse, client().pass);
+    broken.destroy(new Error('socket hang up'));
+    await expect(first).rejects.toThrow('socket hang up');
+
+    const cut = new PassThrough();
+    const second = pipeChunks(cut, client().asResponse, client().pass);
+    cut.destroy();
+    await expect(second).rejects.toThrow('closed before its end');
+  });
+
+  it('settles at once for a body already ended or destroyed', async () => {
+    const ended = new PassThrough();
+    ended.end();
+    ended.resume();
+    await new Promise((resolve) => ended.once('end', resolve));
+    await expect(pipeChunks(ended, client().asResponse, client().pass)).resolves.toBeUndefined();
+
+    const destroyed = new PassThrough();
+    destroyed.on('error', () => undefined);
+    destroyed.destroy(new Error('reset'));
+    await new Promise((resolve) => destroyed.once('close', resolve));
+    await expect(pipeChunks(destroyed, client().asResponse, client().pass)).rejects.toThrow('reset');
+  });
+
+  it('rejects with what the chunk handler throws and stops the body, instead of throwing inside its emit', async () => {
+    const body = new PassThrough();
+    const piped = pipeChunks(body, client().asResponse, () => {
+      throw new Error('meter broke');
+    });
+    body.write('a');
+
+    await expect(piped).rejects.toThrow('meter broke');
+    expect(body.destroyed).toBe(true);
   });
 });
 

@@ -241,6 +241,48 @@ export function dropRest(body: Readable): Promise<void> {
   });
 }
 
+/**
+ * Hands every chunk of an upstream body to `pass`, in order, with backpressure: when `pass`
+ * returns false (the client's socket is full) reading pauses until it drains. Resolves at the
+ * body's end; rejects with the body's error, when it closes before its end, or when the client
+ * goes while reading is paused. Events rather than an async iterator, which costs a promise and
+ * a result object per chunk and its stream bookkeeping on every chunk of every stream.
+ */
+export function pipeChunks(body: Readable, response: ServerResponse, pass: (chunk: Buffer) => boolean): Promise<void> {
+  if (body.readableEnded) return Promise.resolve();
+  if (body.destroyed) return Promise.reject(body.errored ?? new Error('The upstream body closed before its end.'));
+  return new Promise((resolve, reject) => {
+    let ended = false;
+    const resume = () => body.resume();
+    const fail = (error: unknown) => {
+      ended = true;
+      reject(error);
+    };
+    body.on('data', (chunk: Buffer) => {
+      let more: boolean;
+      try {
+        more = pass(chunk);
+      } catch (error) {
+        // Thrown inside the body's own `emit`, it would surface in undici's parser instead.
+        fail(error);
+        body.destroy();
+        return;
+      }
+      if (more) return;
+      body.pause();
+      drained(response).then(resume, fail);
+    });
+    body.once('end', () => {
+      ended = true;
+      resolve();
+    });
+    body.once('error', fail);
+    body.once('close', () => {
+      if (!ended) fail(body.errored ?? new Error('The upstream body closed before its end.'));
+    });
+  });
+}
+
 /** Resolves when the client can take more bytes; rejects when it went away. */
 export function drained(response: ServerResponse): Promise<void> {
   if (response.destroyed) return Promise.reject(new Error('client closed'));

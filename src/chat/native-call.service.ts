@@ -7,7 +7,7 @@ import { dialectOfPath, errorBody, ErrorDialect } from '../common/error-body';
 import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
 import type { CallOutcome } from './call-recorder';
-import { bodyFailureOf, drained, ForwardedCall, isEventStream, readWhole } from './forwarded-call';
+import { bodyFailureOf, drained, ForwardedCall, isEventStream, pipeChunks, readWhole } from './forwarded-call';
 import { MeteredEvents } from './metered-events';
 import { NativeRoute, upstreamPathOf } from './native-route';
 import type { ResponseMeter } from './response-meter';
@@ -89,7 +89,7 @@ export class NativeCallService {
       return response.write(bytes);
     };
     try {
-      for await (const chunk of opened.body) if (!pass(events.push(chunk as Buffer))) await drained(response);
+      await pipeChunks(opened.body, response, (chunk) => pass(events.push(chunk)));
       if (!pass(events.flush())) await drained(response);
     } catch (error) {
       if (response.destroyed) throw error;
