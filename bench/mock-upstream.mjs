@@ -2,8 +2,8 @@
 // Simulated model vendor for `npm run bench`: plain node:http, answers from string templates.
 //
 //   POST /v1/chat/completions  chat-completions JSON, or SSE when "stream": true (N content
-//                              chunks; a usage chunk before [DONE] when the request asks with
-//                              stream_options.include_usage)
+//                              chunks; with stream_options.include_usage, `"usage":null` in
+//                              each of them and a usage chunk before [DONE])
 //   POST /v1/messages          messages JSON, or SSE: message_start, content_block_start,
 //                              N content_block_delta, content_block_stop, message_delta (usage),
 //                              message_stop
@@ -60,11 +60,14 @@ function chat(res, body, promptTokens) {
   }
   const prefix = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${model},"choices":`;
   const events = [];
+  // With include_usage every other chunk carries `"usage":null`, as the API documents.
+  const includeUsage = body.stream_options?.include_usage === true;
+  const nullUsage = includeUsage ? ',"usage":null' : '';
   for (let i = 0; i < CHUNKS; i++) {
     const delta = i === 0 ? '{"role":"assistant","content":"tok "}' : '{"content":"tok "}';
-    events.push(`${prefix}[{"index":0,"delta":${delta},"finish_reason":${i === CHUNKS - 1 ? '"stop"' : 'null'}}]}\n\n`);
+    events.push(`${prefix}[{"index":0,"delta":${delta},"finish_reason":${i === CHUNKS - 1 ? '"stop"' : 'null'}}]${nullUsage}}\n\n`);
   }
-  if (body.stream_options?.include_usage === true) {
+  if (includeUsage) {
     events.push(`${prefix}[],"usage":{"prompt_tokens":${promptTokens},"completion_tokens":${CHUNKS},"total_tokens":${promptTokens + CHUNKS}}}\n\n`);
   }
   events.push('data: [DONE]\n\n');

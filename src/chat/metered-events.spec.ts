@@ -54,6 +54,14 @@ describe(MeteredEvents.name, () => {
     expect(events.push(whole)).toBe(whole);
   });
 
+  it('passes chat chunks whose usage is null (include_usage puts one in each) uncut', () => {
+    const events = new MeteredEvents(new ChatMeter(false));
+    const whole = Buffer.from(tokens.map((token) => token.replace('}\n\n', ',"usage":null}\n\n')).join(''));
+
+    expect(whole.toString()).toContain('"finish_reason":null}],"usage":null}');
+    expect(events.push(whole)).toBe(whole);
+  });
+
   it('reads a chunk of whole events that names usage, and keeps back only its usage chunk', () => {
     expect(pipe([tokens[2] + usageChunk + done])).toEqual({ client: tokens[2] + done, figures: { input_tokens: 9, output_tokens: 3 } });
     expect(pipe([tokens[2] + usageChunk + done], true).client).toBe(tokens[2] + usageChunk + done);

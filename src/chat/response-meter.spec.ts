@@ -95,6 +95,30 @@ describe('meters of streams', () => {
     expect(kept).toBe(false);
   });
 
+  it('parse no chat chunk whose usage is null, as every chunk is once the gateway asks for include_usage', () => {
+    const chat = new ChatMeter(true);
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      const kept = [
+        Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"hi"}}],"usage":null}\n\n'),
+        Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"\\"usage\\": 3"}}], "usage" : null}\n\n'),
+      ].map((raw) => chat.readEvent(raw));
+
+      expect(kept).toEqual([true, true]);
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+    expect(chat.figures()).toBeUndefined();
+  });
+
+  it('read a chat chunk in which any usage member has a value, a null one before it or not', () => {
+    const chat = new ChatMeter(true);
+    chat.readEvent(event({ x: { usage: null }, choices: [], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));
+
+    expect(chat.figures()).toMatchObject({ input_tokens: 5, output_tokens: 1 });
+  });
+
   it('report the error event of a responses stream', () => {
     const responses = new ResponsesMeter();
     responses.readEvent(event({ type: 'response.output_text.delta', delta: 'hi', sequence_number: 3 }, 'response.output_text.delta'));

@@ -29,7 +29,6 @@ export interface ResponseMeter {
   errorCode?(): string | null;
 }
 
-const USAGE_KEY = Buffer.from('"usage"');
 /** In every protocol an error event's data names `error` (a member, or `"type":"error"`). */
 const ERROR_WORD = Buffer.from('"error"');
 
@@ -90,7 +89,15 @@ export function isErrorEvent(raw: Buffer): boolean {
 /** The record's code for a stream that carried the upstream's own error event. */
 export const ERROR_IN_STREAM = 'upstream_error_in_stream';
 
-const CHAT_WORDS = /"(?:usage|error)"/;
+/**
+ * A `usage` member that is not `null`. With `include_usage` (which the gateway switches on)
+ * every chunk carries `"usage":null` and only the last one figures: a null usage is no reason
+ * to parse a chunk, or to cut it out of the bytes passed on. Matched on the raw JSON, a quote
+ * right after `usage` is a member name (inside a string it would be escaped), so a chunk is
+ * parsed when any of its `usage` members has a value.
+ */
+const USAGE_WITH_VALUE = /"usage"(?!\s*:\s*null)/;
+const CHAT_WORDS = /"usage"(?!\s*:\s*null)|"error"/;
 
 /**
  * Chat-completions: usage comes in the final chunk (`choices: []`) that the gateway asked for
@@ -116,7 +123,7 @@ export class ChatMeter implements ResponseMeter {
   readEvent(raw: Buffer): boolean {
     if (!mentions(raw, CHAT_WORDS)) return true;
     if (isErrorEvent(raw)) this.problem = ERROR_IN_STREAM;
-    if (raw.indexOf(USAGE_KEY) === -1) return true;
+    if (!mentions(raw, USAGE_WITH_VALUE)) return true;
     const chunk = eventData(raw);
     const usage = field(chunk, 'usage');
     if (!usage || typeof usage !== 'object') return true;
