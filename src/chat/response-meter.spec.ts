@@ -112,6 +112,23 @@ describe('meters of streams', () => {
     expect(chat.figures()).toBeUndefined();
   });
 
+  it('parse no responses event whose error member is null (response.created, response.in_progress), and still find an error event', () => {
+    const responses = new ResponsesMeter();
+    const response = { id: 'resp_1', status: 'in_progress', error: null, incomplete_details: null, instructions: 'Be brief.', tools: [], usage: null };
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      responses.readEvent(event({ type: 'response.created', sequence_number: 0, response }, 'response.created'));
+      responses.readEvent(event({ type: 'response.in_progress', sequence_number: 1, response }, 'response.in_progress'));
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+    expect(responses.errorCode()).toBeNull();
+
+    responses.readEvent(event({ type: 'error', code: 'server_error', message: 'overloaded', sequence_number: 2 }, 'error'));
+    expect(responses.errorCode()).toBe('upstream_error_in_stream');
+  });
+
   it('read a chat chunk in which any usage member has a value, a null one before it or not', () => {
     const chat = new ChatMeter(true);
     chat.readEvent(event({ x: { usage: null }, choices: [], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));

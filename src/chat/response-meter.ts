@@ -90,14 +90,16 @@ export function isErrorEvent(raw: Buffer): boolean {
 export const ERROR_IN_STREAM = 'upstream_error_in_stream';
 
 /**
- * A `usage` member that is not `null`. With `include_usage` (which the gateway switches on)
- * every chunk carries `"usage":null` and only the last one figures: a null usage is no reason
- * to parse a chunk, or to cut it out of the bytes passed on. Matched on the raw JSON, a quote
- * right after `usage` is a member name (inside a string it would be escaped), so a chunk is
- * parsed when any of its `usage` members has a value.
+ * The meters' words skip members whose value is `null` (the lookahead `(?!\s*:\s*null)`): with
+ * `include_usage`, which the gateway switches on, every chat chunk carries `"usage":null` and only
+ * the last one's usage figures; a Responses stream's `response.created` and `response.in_progress`
+ * carry the whole response object (instructions and tools echoed, often large) with
+ * `"error":null`. Such events are passed on uncut and unparsed. On the raw JSON a quote right
+ * after the word makes it a member name or a whole string value (inside a string it would be
+ * escaped), and an event is read when any such member in it has a value.
  */
 const USAGE_WITH_VALUE = /"usage"(?!\s*:\s*null)/;
-const CHAT_WORDS = /"usage"(?!\s*:\s*null)|"error"/;
+const CHAT_WORDS = /"usage"(?!\s*:\s*null)|"error"(?!\s*:\s*null)/;
 
 /**
  * Chat-completions: usage comes in the final chunk (`choices: []`) that the gateway asked for
@@ -138,7 +140,7 @@ export class ChatMeter implements ResponseMeter {
   }
 }
 
-const RESPONSES_WORDS = /response\.(?:completed|incomplete|failed)|"error"/;
+const RESPONSES_WORDS = /response\.(?:completed|incomplete|failed)|"error"(?!\s*:\s*null)/;
 const RESPONSE_FINAL_EVENTS = [
   Buffer.from('response.completed'),
   Buffer.from('response.incomplete'),
@@ -181,7 +183,7 @@ export class ResponsesMeter implements ResponseMeter {
 
 const MESSAGE_START = Buffer.from('message_start');
 const MESSAGE_DELTA = Buffer.from('message_delta');
-const MESSAGES_WORDS = /message_start|message_delta|"error"/;
+const MESSAGES_WORDS = /message_start|message_delta|"error"(?!\s*:\s*null)/;
 
 /**
  * Messages: `message_start` carries the input usage, each `message_delta` cumulative totals
