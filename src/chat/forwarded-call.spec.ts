@@ -80,7 +80,7 @@ describe(pipeChunks.name, () => {
     expect(response.taken).toEqual(['a', 'b', 'c']);
   });
 
-  it("rejects when the client goes while reading waits for it", async () => {
+  it('rejects when the client goes while reading waits for it, and lets the upstream body go', async () => {
     const body = new PassThrough();
     const { response, pass, asResponse } = client(1);
     const piped = pipeChunks(body, asResponse, pass);
@@ -89,6 +89,7 @@ describe(pipeChunks.name, () => {
     response.emit('close');
 
     await expect(piped).rejects.toThrow('client closed');
+    expect(body.destroyed).toBe(true);
   });
 
   it("rejects with the body's error, and when it closes before its end", async () => {

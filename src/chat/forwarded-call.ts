@@ -244,9 +244,10 @@ export function dropRest(body: Readable): Promise<void> {
 /**
  * Hands every chunk of an upstream body to `pass`, in order, with backpressure: when `pass`
  * returns false (the client's socket is full) reading pauses until it drains. Resolves at the
- * body's end; rejects with the body's error, when it closes before its end, or when the client
- * goes while reading is paused. Events rather than an async iterator, which costs a promise and
- * a result object per chunk and its stream bookkeeping on every chunk of every stream.
+ * body's end; rejects with the body's error, when it closes before its end, when `pass` throws
+ * or when the client goes while reading is paused (the body is then destroyed). Events rather
+ * than an async iterator, which costs a promise and a result object per chunk and its stream
+ * bookkeeping on every chunk of every stream.
  */
 export function pipeChunks(body: Readable, response: ServerResponse, pass: (chunk: Buffer) => boolean): Promise<void> {
   if (body.readableEnded) return Promise.resolve();
@@ -254,8 +255,12 @@ export function pipeChunks(body: Readable, response: ServerResponse, pass: (chun
   return new Promise((resolve, reject) => {
     let ended = false;
     const resume = () => body.resume();
+    // As an iterator left early does, a body given up on is destroyed: undici then lets its
+    // connection go instead of holding it, paused, until the line's timeout.
     const fail = (error: unknown) => {
+      if (ended) return;
       ended = true;
+      body.destroy();
       reject(error);
     };
     body.on('data', (chunk: Buffer) => {
@@ -265,7 +270,6 @@ export function pipeChunks(body: Readable, response: ServerResponse, pass: (chun
       } catch (error) {
         // Thrown inside the body's own `emit`, it would surface in undici's parser instead.
         fail(error);
-        body.destroy();
         return;
       }
       if (more) return;
