@@ -60,7 +60,7 @@ function chat(res, body, promptTokens) {
   }
   const prefix = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${model},"choices":`;
   const events = [];
-  // With include_usage every other chunk carries `"usage":null`, as the API documents.
+  // With include_usage each content chunk carries `"usage":null` before the usage chunk, as the API documents.
   const includeUsage = body.stream_options?.include_usage === true;
   const nullUsage = includeUsage ? ',"usage":null' : '';
   for (let i = 0; i < CHUNKS; i++) {
