@@ -66,16 +66,40 @@ export function translateAnswer(plan: TranslationPlan, upstreamBody: unknown, co
 /**
  * An upstream SSE stream as the called protocol's events. `onUsage` sees the usage figures as
  * they become known (the latest call holds the totals).
+ *
+ * The upstream's decoder, the usage observer and the called protocol's encoder run one after
+ * the other on each upstream event, synchronously, inside this one generator: as a chain of
+ * async generators each step cost a promise and a microtask hop per event. Returning early
+ * (the client's stream complete, or the client gone) closes `upstreamEvents`, and so the
+ * upstream request.
  */
-export function translateStream(
+export async function* translateStream(
   plan: TranslationPlan,
   upstreamEvents: AsyncIterable<SseEvent>,
   context: TranslationContext,
   onUsage: (usage: CanonicalUsage) => void,
 ): AsyncGenerator<SseEvent> {
-  const canonical = upstreamAdapter(plan).decodeStream(upstreamEvents, plan.origin);
-  const observed = observeStream(canonical, customToolNames(plan.request), onUsage);
-  return ENTRY_ADAPTERS[plan.entry].encodeStream(observed, plan.echo, context);
+  const decoder = upstreamAdapter(plan).streamDecoder(plan.origin);
+  const encoder = ENTRY_ADAPTERS[plan.entry].streamEncoder(plan.echo, context);
+  const observe = usageObserver(customToolNames(plan.request), onUsage);
+  const encode = (events: CanonicalEvent[]): SseEvent[] => {
+    const encoded: SseEvent[] = [];
+    for (const event of events) {
+      encoded.push(...encoder.write(observe(event)));
+      if (encoder.done) break;
+    }
+    return encoded;
+  };
+  for await (const event of upstreamEvents) {
+    yield* encode(decoder.read(event));
+    if (encoder.done) return;
+    if (decoder.done) break;
+  }
+  if (!decoder.done) {
+    yield* encode(decoder.cutShort());
+    if (encoder.done) return;
+  }
+  yield* encoder.cutShort();
 }
 
 /** An upstream error answer re-expressed in the called protocol, status kept. */
@@ -105,23 +129,16 @@ function markCustomToolCalls(response: CanonicalResponse, request: CanonicalRequ
   return { ...response, output };
 }
 
-async function* observeStream(
-  events: AsyncIterable<CanonicalEvent>,
-  customTools: Set<string>,
-  onUsage: (usage: CanonicalUsage) => void,
-): AsyncGenerator<CanonicalEvent> {
+/** Each canonical event on its way: usage figures reported as they come, custom tool calls marked. */
+function usageObserver(customTools: Set<string>, onUsage: (usage: CanonicalUsage) => void): (event: CanonicalEvent) => CanonicalEvent {
   let usage: CanonicalUsage = {};
-  for await (const event of events) {
+  return (event) => {
     if (event.type === 'usage' || (event.type === 'start' && event.usage)) {
       usage = mergeDefined(usage, event.type === 'usage' ? event.usage : event.usage ?? {});
       onUsage(usage);
     }
-    if (event.type === 'tool_call_start' && customTools.has(event.name)) {
-      yield { ...event, kind: 'custom' };
-      continue;
-    }
-    yield event;
-  }
+    return event.type === 'tool_call_start' && customTools.has(event.name) ? { ...event, kind: 'custom' } : event;
+  };
 }
 
 function mergeDefined(known: CanonicalUsage, update: CanonicalUsage): CanonicalUsage {

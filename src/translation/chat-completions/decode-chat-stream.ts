@@ -1,6 +1,7 @@
 import type { CanonicalEvent } from '../canonical/events';
 import type { CanonicalUsage } from '../canonical/response';
 import type { SseEvent } from '../sse/decode-sse';
+import { decodeStreamWith, type StreamDecoder } from '../canonical/stream-steps';
 import { chatStreamErrorKind, decodeErrorFields } from './decode-chat-error';
 import { asRecord, decodeChatUsage, decodeFinishReason, nonEmptyString } from './decode-chat-response';
 
@@ -14,15 +15,24 @@ import { asRecord, decodeChatUsage, decodeFinishReason, nonEmptyString } from '.
 const EARLY_END = 'upstream stream ended early';
 const UNREADABLE_CHUNK = 'upstream sent an unreadable stream chunk';
 
-export async function* decodeChatStream(events: AsyncIterable<SseEvent>): AsyncGenerator<CanonicalEvent> {
-  const stream = new ChatStreamReader();
-  for await (const event of events) {
-    const step = stream.read(event);
-    yield* step.events;
-    // Returning ends the for-await, which closes `events` and so the upstream request.
-    if (step.done) return;
+export function decodeChatStream(events: AsyncIterable<SseEvent>): AsyncGenerator<CanonicalEvent> {
+  return decodeStreamWith(new ChatStreamDecoder(), events);
+}
+
+/** The chat stream read event by event (`translateStream` chains it with an encoder). */
+export class ChatStreamDecoder implements StreamDecoder {
+  done = false;
+  private readonly stream = new ChatStreamReader();
+
+  read(event: SseEvent): CanonicalEvent[] {
+    const step = this.stream.read(event);
+    this.done = step.done;
+    return step.events;
   }
-  yield* stream.endWithoutDone();
+
+  cutShort(): CanonicalEvent[] {
+    return this.stream.endWithoutDone();
+  }
 }
 
 interface Step {

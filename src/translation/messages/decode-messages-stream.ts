@@ -1,6 +1,7 @@
 import type { CanonicalEvent } from '../canonical/events';
 import type { ReasoningOrigin } from '../canonical/request';
 import type { SseEvent } from '../sse/decode-sse';
+import { decodeStreamWith, type StreamDecoder } from '../canonical/stream-steps';
 import { messagesErrorKind } from './decode-messages-error';
 import { readMessagesStopReason } from './messages-stop-reason';
 import { decodeMessagesUsage } from './messages-usage';
@@ -10,15 +11,8 @@ import { asRecord, isRecord, numberOf, parseJsonObject, stringOf } from './messa
  * A messages upstream's stream → canonical events.
  * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
-export async function* decodeMessagesStream(events: AsyncIterable<SseEvent>, origin: ReasoningOrigin): AsyncGenerator<CanonicalEvent> {
-  const reader = new MessagesStreamReader(origin);
-  for await (const event of events) {
-    yield* reader.read(event);
-    // Returning closes `events`, which lets the caller abort the upstream request.
-    if (reader.done) return;
-  }
-  yield { type: 'error', message: 'The upstream stream ended before message_stop.' };
-  yield { type: 'end' };
+export function decodeMessagesStream(events: AsyncIterable<SseEvent>, origin: ReasoningOrigin): AsyncGenerator<CanonicalEvent> {
+  return decodeStreamWith(new MessagesStreamReader(origin), events);
 }
 
 interface OpenBlock {
@@ -28,7 +22,8 @@ interface OpenBlock {
   hasArguments: boolean;
 }
 
-class MessagesStreamReader {
+/** The messages stream read event by event (`translateStream` chains it with an encoder). */
+export class MessagesStreamReader implements StreamDecoder {
   done = false;
   private readonly blocks = new Map<number, OpenBlock>();
   private nextIndex = 0;
@@ -42,6 +37,10 @@ class MessagesStreamReader {
   private wireUsage: Record<string, unknown> = {};
 
   constructor(private readonly origin: ReasoningOrigin) {}
+
+  cutShort(): CanonicalEvent[] {
+    return [{ type: 'error', message: 'The upstream stream ended before message_stop.' }, { type: 'end' }];
+  }
 
   read(event: SseEvent): CanonicalEvent[] {
     const data = parseJsonObject(event.data);

@@ -3,6 +3,7 @@ import type { TranslationContext } from '../canonical/ids';
 import type { CanonicalPart, ReasoningOrigin } from '../canonical/request';
 import type { CanonicalError, CanonicalUsage } from '../canonical/response';
 import type { SseEvent } from '../sse/decode-sse';
+import { encodeStreamWith, type StreamEncoder } from '../canonical/stream-steps';
 import { messagesErrorType } from './encode-messages-error';
 import { encodeMessagesStopReason } from './messages-stop-reason';
 import { sealedSignature } from './messages-reasoning';
@@ -14,13 +15,8 @@ import { encodeMessagesUsage, mergeUsage, uncachedInputTokens } from './messages
  * `message_delta` (stop reason and cumulative usage), `message_stop`.
  * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
-export async function* encodeMessagesStream(events: AsyncIterable<CanonicalEvent>, context: TranslationContext): AsyncGenerator<SseEvent> {
-  const writer = new MessagesStreamWriter(context);
-  for await (const event of events) {
-    yield* writer.write(event);
-    if (writer.done) return;
-  }
-  yield* writer.write({ type: 'end' });
+export function encodeMessagesStream(events: AsyncIterable<CanonicalEvent>, context: TranslationContext): AsyncGenerator<SseEvent> {
+  return encodeStreamWith(new MessagesStreamWriter(context), events);
 }
 
 /** The keep-alive the gateway sends after 15 seconds without upstream output (SPEC.md "Events"). */
@@ -50,7 +46,8 @@ const CANONICAL_ERROR_KINDS: ReadonlySet<string> = new Set<CanonicalError['kind'
   'timeout',
 ]);
 
-class MessagesStreamWriter {
+/** The messages stream written event by event (`translateStream` chains it with a decoder). */
+export class MessagesStreamWriter implements StreamEncoder {
   done = false;
   private started = false;
   private finished = false;
@@ -60,6 +57,10 @@ class MessagesStreamWriter {
   private nextBlockIndex = 0;
 
   constructor(private readonly context: TranslationContext) {}
+
+  cutShort(): SseEvent[] {
+    return this.write({ type: 'end' });
+  }
 
   write(event: CanonicalEvent): SseEvent[] {
     switch (event.type) {

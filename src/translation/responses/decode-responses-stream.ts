@@ -1,6 +1,7 @@
 import type { CanonicalEvent } from '../canonical/events';
 import type { ReasoningOrigin } from '../canonical/request';
 import type { SseEvent } from '../sse/decode-sse';
+import { decodeStreamWith, type StreamDecoder } from '../canonical/stream-steps';
 import { responsesStreamErrorKind } from './decode-responses-error';
 import { decodeResponsesEnding, decodeResponsesUsage, SUMMARY_SEPARATOR } from './decode-responses-response';
 import { asRecord, isRecord, nonEmptyString, parseJson, records, stringOr } from './responses-values';
@@ -25,17 +26,8 @@ interface OpenPart {
   summaryParts: number;
 }
 
-export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>, origin: ReasoningOrigin): AsyncGenerator<CanonicalEvent> {
-  const reader = new ResponsesStreamReader(origin);
-  for await (const event of events) {
-    const payload = parseJson(event.data);
-    // Keep-alives and comments carry no JSON object; they say nothing about the answer.
-    if (!isRecord(payload)) continue;
-    yield* reader.read(stringOr(payload.type, event.event ?? ''), payload);
-    if (reader.ended) return;
-  }
-  yield { type: 'error', message: 'The upstream stream ended before the response was complete.', kind: 'server' };
-  yield { type: 'end' };
+export function decodeResponsesStream(events: AsyncIterable<SseEvent>, origin: ReasoningOrigin): AsyncGenerator<CanonicalEvent> {
+  return decodeStreamWith(new ResponsesStreamReader(origin), events);
 }
 
 /** Custom tool input travels canonically as `{"input": "..."}`, built up as the input streams. */
@@ -46,7 +38,8 @@ function escapeJsonText(text: string): string {
   return JSON.stringify(text).slice(1, -1);
 }
 
-class ResponsesStreamReader {
+/** The Responses stream read event by event (`translateStream` chains it with an encoder). */
+export class ResponsesStreamReader implements StreamDecoder {
   ended = false;
   private started = false;
   private nextIndex = 0;
@@ -56,7 +49,22 @@ class ResponsesStreamReader {
 
   constructor(private readonly origin: ReasoningOrigin) {}
 
-  read(type: string, payload: Record<string, unknown>): CanonicalEvent[] {
+  get done(): boolean {
+    return this.ended;
+  }
+
+  read(event: SseEvent): CanonicalEvent[] {
+    const payload = parseJson(event.data);
+    // Keep-alives and comments carry no JSON object; they say nothing about the answer.
+    if (!isRecord(payload)) return [];
+    return this.readPayload(stringOr(payload.type, event.event ?? ''), payload);
+  }
+
+  cutShort(): CanonicalEvent[] {
+    return [{ type: 'error', message: 'The upstream stream ended before the response was complete.', kind: 'server' }, { type: 'end' }];
+  }
+
+  private readPayload(type: string, payload: Record<string, unknown>): CanonicalEvent[] {
     if (type === 'response.created') return this.start(asRecord(payload.response));
     // A stream that skipped `response.created` still needs a start for the encoders.
     const events: CanonicalEvent[] = this.started || type === 'error' ? [] : this.start({});

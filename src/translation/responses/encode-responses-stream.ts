@@ -2,6 +2,7 @@ import type { CanonicalEvent } from '../canonical/events';
 import type { TranslationContext } from '../canonical/ids';
 import type { CanonicalOutputPart, CanonicalUsage, StopReason } from '../canonical/response';
 import type { SseEvent } from '../sse/decode-sse';
+import { encodeStreamWith, type StreamEncoder } from '../canonical/stream-steps';
 import { responsesStreamErrorCode } from './encode-responses-error';
 import {
   encodeOutputItem,
@@ -32,17 +33,12 @@ import { definedOnly, stringOr, unwrapCustomInput } from './responses-values';
 
 const STREAM_ENDED_EARLY = 'The upstream stream ended before the response was complete.';
 
-export async function* encodeResponsesStream(
+export function encodeResponsesStream(
   events: AsyncIterable<CanonicalEvent>,
   request: ResponsesAnswerRequest,
   context: TranslationContext,
 ): AsyncGenerator<SseEvent> {
-  const writer = new ResponsesStreamWriter(request, context);
-  for await (const event of events) {
-    yield* writer.write(event);
-    if (writer.ended) return;
-  }
-  yield* writer.write({ type: 'error', message: STREAM_ENDED_EARLY });
+  return encodeStreamWith(new ResponsesStreamWriter(request, context), events);
 }
 
 /** The output item being streamed. */
@@ -54,7 +50,8 @@ interface OpenItem {
   summaryOpened: boolean;
 }
 
-class ResponsesStreamWriter {
+/** The Responses stream written event by event (`translateStream` chains it with a decoder). */
+export class ResponsesStreamWriter implements StreamEncoder {
   ended = false;
   private sequence = 0;
   private frame?: ResponseFrame;
@@ -67,6 +64,14 @@ class ResponsesStreamWriter {
     private readonly request: ResponsesAnswerRequest,
     private readonly context: TranslationContext,
   ) {}
+
+  get done(): boolean {
+    return this.ended;
+  }
+
+  cutShort(): SseEvent[] {
+    return this.write({ type: 'error', message: STREAM_ENDED_EARLY });
+  }
 
   write(event: CanonicalEvent): SseEvent[] {
     const events = event.type === 'start' ? [] : this.ensureStarted();
