@@ -171,3 +171,54 @@ describe('translation to a messages client', () => {
     expect(usage).toEqual(answer.usage);
   });
 });
+
+describe('translateStream when a stream ends early', () => {
+  const messagesEvent = (data: Record<string, unknown>): SseEvent => ({ event: String(data.type), data: JSON.stringify(data) });
+  const start = messagesEvent({ type: 'message_start', message: { id: 'msg_1', model: 'upstream-model', usage: { input_tokens: 5, output_tokens: 1 } } });
+  const textStart = messagesEvent({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+  const delta = messagesEvent({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Rayleigh' } });
+
+  /** Upstream events from a source that records how far it was read and whether it was closed. */
+  function upstream(events: SseEvent[]) {
+    const seen = { read: 0, closed: false };
+    async function* source(): AsyncGenerator<SseEvent> {
+      try {
+        for (const event of events) {
+          seen.read++;
+          yield event;
+        }
+      } finally {
+        seen.closed = true;
+      }
+    }
+    return { seen, source: source() };
+  }
+
+  async function translated(entry: TranslatableEntry, events: AsyncIterable<SseEvent>): Promise<SseEvent[]> {
+    const out: SseEvent[] = [];
+    for await (const event of translateStream(plan(entry, 'messages'), events, context(), () => undefined)) out.push(event);
+    return out;
+  }
+
+  it('ends the client stream in its protocol when the upstream stops before its final event', async () => {
+    const { seen, source } = upstream([start, textStart, delta]);
+    const events = await translated('responses', source);
+
+    expect(seen).toEqual({ read: 3, closed: true });
+    expect(events[0].event).toBe('response.created');
+    expect(events.map((event) => event.event)).toContain('response.output_text.delta');
+    expect(events[events.length - 1].event).toBe('response.failed');
+    // The upstream decoder's account of the cut, not only the client encoder's own.
+    expect(JSON.parse(events[events.length - 1].data)).toMatchObject({ response: { error: { message: 'The upstream stream ended before message_stop.' } } });
+  });
+
+  it('stops reading the upstream once the client stream is complete (an upstream error event), closing it', async () => {
+    const error = messagesEvent({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    const { seen, source } = upstream([start, textStart, delta, error, delta, delta]);
+    const events = await translated('messages', source);
+
+    expect(seen).toEqual({ read: 4, closed: true });
+    expect(events[events.length - 1]).toMatchObject({ event: 'error' });
+    expect(JSON.parse(events[events.length - 1].data)).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+  });
+});
