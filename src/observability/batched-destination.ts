@@ -1,34 +1,43 @@
 import type { DestinationStream } from 'pino';
 
-/** What BatchedDestination hands its chunks to: pino's writer (sonic-boom). */
-export interface FlushableDestination extends DestinationStream {
+/**
+ * What BatchedDestination hands its chunks to: pino's writer (sonic-boom) in its `buffer`
+ * content mode, which writes the bytes it is given as they are.
+ */
+export interface ChunkWriter {
+  write(chunk: Buffer): unknown;
   flush(callback?: (error?: Error) => void): void;
   flushSync(): void;
 }
 
-/** Lines are passed on once this many characters are waiting... */
-const CHUNK_CHARS = 64 * 1024;
+/** Lines are passed on once the next one would not fit in this many bytes... */
+const CHUNK_BYTES = 64 * 1024;
 /** ...or after this long. */
 const FLUSH_MS = 1_000;
+/** The most bytes one UTF-16 code unit takes in UTF-8. */
+const MAX_UTF8_PER_UNIT = 3;
 
 /** Destinations whose waiting lines are written when the process exits (one `exit` listener for all). */
 const destinations = new Set<BatchedDestination>();
 let exitListening = false;
 
 /**
- * The JSON log's way to standard output: lines wait in memory and go to the writer 64 KiB at a
- * time (about 140 call lines), or once a second. The writer is pino's synchronous one: a write
- * per 64 KiB costs little, and nothing is ever in flight, so what waits when the process exits
- * is written, in order. (The asynchronous writer in 4 KiB chunks went through libuv's thread
- * pool per write, 3-5 % of a call's CPU at full load by `bench:profile`, and a write still in
- * the pool when the process exited could be lost.) `flush` (Nest's shutdown) and the process's
- * `exit` write what waits.
+ * The JSON log's way to standard output: lines are encoded into a 64 KiB buffer as they come
+ * (about 140 call lines) and the writer gets the buffer when the next line would not fit, or
+ * once a second. The writer is pino's synchronous one: a write per 64 KiB costs little, and
+ * nothing is ever in flight, so what waits when the process exits is written, in order. (The
+ * asynchronous writer in 4 KiB chunks went through libuv's thread pool per write, 3-5 % of a
+ * call's CPU at full load by `bench:profile`, and a write still in the pool when the process
+ * exited could be lost.) Lines wait as bytes, not as the strings pino hands over: a call line is
+ * a rope of some forty pieces until something flattens it, and a few hundred of them waiting
+ * were copied by every young-generation collection. `flush` (Nest's shutdown) and the
+ * process's `exit` write what waits.
  */
 export class BatchedDestination implements DestinationStream {
-  private lines: string[] = [];
-  private size = 0;
+  private chunk: Buffer | undefined;
+  private used = 0;
 
-  constructor(private readonly target: FlushableDestination) {
+  constructor(private readonly target: ChunkWriter) {
     setInterval(() => this.passOn(), FLUSH_MS).unref();
     destinations.add(this);
     if (!exitListening) {
@@ -46,9 +55,18 @@ export class BatchedDestination implements DestinationStream {
   }
 
   write(line: string): void {
-    this.lines.push(line);
-    this.size += line.length;
-    if (this.size >= CHUNK_CHARS) this.passOn();
+    const room = CHUNK_BYTES - this.used;
+    // Counting a line's bytes reads it once more: only near the end of the buffer is it needed.
+    if (line.length * MAX_UTF8_PER_UNIT > room) {
+      const bytes = Buffer.byteLength(line);
+      if (bytes > room) this.passOn();
+      if (bytes > CHUNK_BYTES) {
+        this.target.write(Buffer.from(line));
+        return;
+      }
+    }
+    this.chunk ??= Buffer.allocUnsafe(CHUNK_BYTES);
+    this.used += this.chunk.write(line, this.used);
   }
 
   /** Passes the waiting lines on and lets the writer write them (pino's `logger.flush`). */
@@ -63,11 +81,12 @@ export class BatchedDestination implements DestinationStream {
     this.target.flushSync();
   }
 
+  /** The writer keeps what it is given until it is written, so each chunk is a buffer of its own. */
   private passOn(): void {
-    if (this.size === 0) return;
-    const text = this.lines.length === 1 ? this.lines[0] : this.lines.join('');
-    this.lines = [];
-    this.size = 0;
-    this.target.write(text);
+    if (this.chunk === undefined || this.used === 0) return;
+    const waiting = this.chunk.subarray(0, this.used);
+    this.chunk = undefined;
+    this.used = 0;
+    this.target.write(waiting);
   }
 }

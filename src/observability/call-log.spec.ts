@@ -117,6 +117,19 @@ describe('standard output', () => {
     expect(lines.map((line) => JSON.parse(line).i)).toEqual([...Array(2000).keys()]);
   });
 
+  it('writes lines of multi-byte characters whole across chunks, and a line longer than a chunk on its own', () => {
+    const lines = stdoutOf(`
+      const log = createGatewayLog('info');
+      for (let i = 0; i < 1500; i++) log.info({ i, text: 'é€😀'.repeat(i % 40) }, 'call');
+      log.info({ i: 1500, text: 'ü'.repeat(40000) }, 'call');
+      log.info({ i: 1501, text: '' }, 'call');
+      process.exit(0);`);
+    const parsed = lines.map((line) => JSON.parse(line) as { i: number; text: string });
+    expect(parsed.map((line) => line.i)).toEqual([...Array(1502).keys()]);
+    expect(parsed.slice(0, 1500).every((line) => line.text === 'é€😀'.repeat(line.i % 40))).toBe(true);
+    expect(parsed[1500]!.text).toBe('ü'.repeat(40000));
+  });
+
   it('writes a line within about a second when nothing else is logged', () => {
     const lines = stdoutOf(`
       const log = createGatewayLog('info');

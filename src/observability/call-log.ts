@@ -1,7 +1,7 @@
 import pino, { DestinationStream, Logger } from 'pino';
 import type { LogLevelName } from '../gateway-options';
 import type { CallFacts } from './call-facts';
-import { BatchedDestination } from './batched-destination';
+import { BatchedDestination, ChunkWriter } from './batched-destination';
 
 /** Token of the application's pino logger (call lines and Nest's own messages). */
 export const GATEWAY_LOG = Symbol('GATEWAY_LOG');
@@ -13,9 +13,12 @@ export const GATEWAY_LOG = Symbol('GATEWAY_LOG');
  * exits. `time` is pino's epoch milliseconds.
  */
 export function createGatewayLog(level: LogLevelName, destination?: DestinationStream): Logger {
-  const stream =
-    destination ?? (level === 'silent' ? { write: () => undefined } : new BatchedDestination(pino.destination({ dest: 1, sync: true })));
-  return pino({ level }, stream);
+  return pino({ level }, destination ?? (level === 'silent' ? { write: () => undefined } : new BatchedDestination(standardOutput())));
+}
+
+/** pino's synchronous writer on standard output, taking bytes (its typings only know strings). */
+function standardOutput(): ChunkWriter {
+  return pino.destination({ dest: 1, sync: true, contentMode: 'buffer' }) as unknown as ChunkWriter;
 }
 
 function milliseconds(value: number | null): number | null {
