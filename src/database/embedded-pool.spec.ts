@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +45,26 @@ describe(EmbeddedPool.name, () => {
     expect((await statement).rows).toEqual([{ n: '2000000' }]);
     // On the event loop's thread the statement would hold it from start to end (a handful of turns at most).
     expect(turns).toBeGreaterThan(100);
+  });
+
+  it('runs the engine below the calls\' priority, and the process\'s thread pool at theirs (Linux)', () => {
+    // A child process: this one's thread pool was started long ago, by jest.
+    const script = `
+      const { readdirSync, readFileSync, promises } = require('node:fs');
+      const { openEmbeddedDatabase } = require(${JSON.stringify(join(__dirname, '../../dist/src/database/embedded-pool.js'))});
+      const niceOf = (task) => { const stat = readFileSync('/proc/self/task/' + task + '/stat', 'utf8'); return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]); };
+      (async () => {
+        const engine = await openEmbeddedDatabase(undefined);
+        await engine.query('SELECT 1');
+        await promises.stat('.'); // the main thread uses the pool once the engine runs
+        console.log(JSON.stringify(readdirSync('/proc/self/task').map(niceOf)));
+        await engine.close();
+      })();`;
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(child.stderr).toBe('');
+    const nices = JSON.parse(child.stdout) as number[];
+    expect(nices.filter((nice) => nice === 5)).toHaveLength(1);
+    expect(nices.filter((nice) => nice === 0).length).toBeGreaterThanOrEqual(nices.length - 1);
   });
 
   it('reports PostgreSQL errors with their fields', async () => {

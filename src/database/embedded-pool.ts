@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
@@ -155,13 +156,41 @@ export async function openEmbeddedDatabase(dataDir: string | undefined): Promise
   // Added to PGlite's own start parameters in the worker: this thread never loads PGlite.
   const startParams = ['-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
   if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initialiseCluster(dataDir, startParams);
+  await startThreadPool();
   return WorkerEngine.start(dataDir, startParams);
 }
+
+/**
+ * libuv's thread pool (file system, DNS) is started by the first thread that uses it, and a new
+ * thread takes its creator's nice value: the main thread starts it before the engine lowers its
+ * own priority (ENGINE_NICE), or the pool, which serves the whole process, would run at the
+ * engine's.
+ */
+async function startThreadPool(): Promise<void> {
+  await stat(process.cwd()).catch(() => undefined);
+}
+
+/**
+ * The engine thread's nice value (Linux). Under full contention for one core CFS then gives the
+ * engine a quarter of it (weights 335 : 1024), well above what writing the records takes at the
+ * gateway's highest rate (~16 % of a core, chat JSON at c=64), so the records keep up.
+ */
+const ENGINE_NICE = 5;
 
 /** The engine's side of WorkerEngine (CommonJS, run with `eval`, so that it needs no build step). */
 const ENGINE_WORKER_SOURCE = `
   const { parentPort, workerData } = require('node:worker_threads');
   const { PGlite, types } = require(workerData.module);
+  // Where the engine shares a core with the calls, the calls go first: a batch of usage records
+  // can wait a few milliseconds, a call should not. On Linux a thread's nice value is its own
+  // (setpriority of 0 is the calling thread); elsewhere it would be the whole process's.
+  if (process.platform === 'linux') {
+    try {
+      require('node:os').setPriority(0, workerData.nice);
+    } catch {
+      // Not allowed here (a sandbox): the engine keeps the process's priority.
+    }
+  }
   // An error as plain data: its message, name and PostgreSQL's fields (code, detail, constraint…).
   const plain = (error) => {
     const copy = { message: error instanceof Error ? error.message : String(error), name: error && error.name };
@@ -218,7 +247,7 @@ class WorkerEngine implements EmbeddedEngine {
   }
 
   static start(dataDir: string | undefined, startParams: string[]): Promise<WorkerEngine> {
-    const worker = new Worker(ENGINE_WORKER_SOURCE, { eval: true, workerData: { module: require.resolve('@electric-sql/pglite'), dataDir, startParams } });
+    const worker = new Worker(ENGINE_WORKER_SOURCE, { eval: true, workerData: { module: require.resolve('@electric-sql/pglite'), dataDir, startParams, nice: ENGINE_NICE } });
     return new Promise((resolve, reject) => {
       const onExit = (code: number) => reject(new Error(`The embedded database could not be opened (worker exit code ${code}).`));
       worker.once('error', reject);
