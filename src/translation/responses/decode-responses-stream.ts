@@ -40,7 +40,7 @@ function escapeJsonText(text: string): string {
 
 /** The Responses stream read event by event (`translateStream` chains it with an encoder). */
 export class ResponsesStreamReader implements StreamDecoder {
-  ended = false;
+  done = false;
   private started = false;
   private nextIndex = 0;
   private readonly open = new Map<number, OpenPart>();
@@ -48,10 +48,6 @@ export class ResponsesStreamReader implements StreamDecoder {
   private refused = false;
 
   constructor(private readonly origin: ReasoningOrigin) {}
-
-  get done(): boolean {
-    return this.ended;
-  }
 
   read(event: SseEvent): CanonicalEvent[] {
     const payload = parseJson(event.data);
@@ -174,7 +170,7 @@ export class ResponsesStreamReader implements StreamDecoder {
   }
 
   private finish(response: Record<string, unknown>): CanonicalEvent[] {
-    this.ended = true;
+    this.done = true;
     const events: CanonicalEvent[] = [...this.open.values()].map((part) => ({ type: 'part_end', index: part.index }));
     this.open.clear();
     if (isRecord(response.usage)) events.push({ type: 'usage', usage: decodeResponsesUsage(response.usage) });
@@ -184,7 +180,7 @@ export class ResponsesStreamReader implements StreamDecoder {
   }
 
   private fail(error: Record<string, unknown>): CanonicalEvent[] {
-    this.ended = true;
+    this.done = true;
     const message = nonEmptyString(error.message) ?? 'The upstream response failed.';
     return [{ type: 'error', message, kind: responsesStreamErrorKind(error.code) }, { type: 'end' }];
   }

@@ -52,7 +52,7 @@ interface OpenItem {
 
 /** The Responses stream written event by event (`translateStream` chains it with a decoder). */
 export class ResponsesStreamWriter implements StreamEncoder {
-  ended = false;
+  done = false;
   private sequence = 0;
   private frame?: ResponseFrame;
   private readonly output: Record<string, unknown>[] = [];
@@ -64,10 +64,6 @@ export class ResponsesStreamWriter implements StreamEncoder {
     private readonly request: ResponsesAnswerRequest,
     private readonly context: TranslationContext,
   ) {}
-
-  get done(): boolean {
-    return this.ended;
-  }
 
   cutShort(): SseEvent[] {
     return this.write({ type: 'error', message: STREAM_ENDED_EARLY });
@@ -237,7 +233,7 @@ export class ResponsesStreamWriter implements StreamEncoder {
     const state = finishedState(stopReason, this.output, this.usage, this.context.now());
     const type = state.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     events.push(this.emit(type, { response: this.snapshot(state) }));
-    this.ended = true;
+    this.done = true;
     return events;
   }
 
@@ -247,7 +243,7 @@ export class ResponsesStreamWriter implements StreamEncoder {
    */
   private fail(message: string, kind: string | undefined): SseEvent[] {
     const code = responsesStreamErrorCode(kind);
-    this.ended = true;
+    this.done = true;
     const response = this.snapshot({ status: 'failed', output: this.output, usage: this.usage, error: { code, message } });
     return [this.emit('error', { code, message, param: null }), this.emit('response.failed', { response })];
   }
