@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, request } from 'undici';
 import { gatewayEnv as gatewayEnvOf } from './gateway-env.mjs';
+import { judge, targetsTable } from './targets.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -533,7 +534,8 @@ async function main() {
     database: opt['database-url'] ? 'postgresql' : 'embedded', duration_s: DURATION, reps: REPS, warmup_s: WARMUP, chunks: CHUNKS,
     scenarios: SCENARIOS.map((s) => s.name), busy_before_start_pct: idle,
   };
-  const result = { meta, checks, summary, ttfb, usage: usageReport, notes, runs };
+  const verdicts = judge(summary, usageReport, meta.database);
+  const result = { meta, checks, summary, verdicts, ttfb, usage: usageReport, notes, runs };
   const markdown = report(result);
   fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(result, null, 2) + '\n');
   fs.writeFileSync(path.join(OUT, 'results.md'), markdown);
@@ -591,7 +593,7 @@ function summarize(runs, ttfb, targets) {
   return rows;
 }
 
-function report({ meta, checks, summary, usage, notes }) {
+function report({ meta, checks, summary, verdicts, usage, notes }) {
   const f = (x, digits = 2) => (x == null || !Number.isFinite(x) ? '–' : Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(digits));
   const signed = (x) => (x == null || !Number.isFinite(x) ? '–' : `${x >= 0 ? '+' : ''}${f(x)}`);
   const ratio = (x) => (x == null || !Number.isFinite(x) ? '–' : `${x.toFixed(2)}×`);
@@ -628,6 +630,7 @@ function report({ meta, checks, summary, usage, notes }) {
   L.push(`usage records: ${usage.records} of ${usage.calls} calls${match} (calls = requests the simulator received from the gateway; ` +
     `${usage.queued} still queued; records cost ${usage.records_cost.toFixed(6)}, owner spent +${Number(usage.owner_spent_delta).toFixed(6)})`, '');
   if (match) L.push('Records by model / interface / status:', '', ...usage.groups.map((g) => `- ${g.model} ${g.interface}${g.translated_to ? `→${g.translated_to}` : ''} stream=${g.stream} status ${g.status}: ${g.records}`), '');
+  L.push(targetsTable(verdicts, meta.database), '');
   for (const note of notes) L.push(`- ${note}`);
   return L.join('\n') + '\n';
 }

@@ -5,14 +5,20 @@
  * (messages only, for translated calls on the responses entry), embedded database unless
  * DATABASE_URL is set, admin API on with $ADMIN_TOKEN.
  *
+ * The embedded database is kept in $DATA_DIR; without it, in a new folder on disk that is removed
+ * when the process exits, as a deployment keeps its data on disk (`DATA_DIR=memory` is the
+ * tests' in-memory engine, a different engine to measure: docs/performance.md).
+ *
  * With $BENCH_CONTROL_PORT it also listens on that loopback port, apart from the gateway's own
  * server, for the runner: `GET /usage` writes the queued usage records and answers how many
  * records of owner `bench` were started since this process began, and their cost.
  */
 import 'reflect-metadata';
 import { createServer } from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { createGatewayApp } from '../src/app.factory';
 import { loadGatewayConfig } from '../src/config/config.loader';
@@ -127,11 +133,19 @@ function listenProfileSignal(file: string, kind: 'cpu' | 'allocations'): void {
   });
 }
 
+/** A new data folder for this process only, removed when it exits. */
+function temporaryDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-gateway-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 async function main(): Promise<void> {
   const since = new Date();
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_KEY: process.env.BENCH_KEY ?? 'gk-bench-key' };
   const config = loadGatewayConfig(yaml, env);
-  const database = { ...databaseSettingsFromEnv(env), dataDir: env.DATA_DIR ?? 'memory' };
+  const settings = databaseSettingsFromEnv(env);
+  const database = settings.url || env.DATA_DIR ? settings : { ...settings, dataDir: temporaryDataDir() };
   const app = await createGatewayApp({ config, database, adminToken: env.ADMIN_TOKEN, ...defaultSettings(env) }, { logger: ['error', 'warn'] });
   installGracefulShutdown(app, 5_000);
   await app.listen(Number(env.PORT ?? 8080), '127.0.0.1');

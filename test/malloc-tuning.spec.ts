@@ -14,6 +14,7 @@ describe('allocator tuning', () => {
   const fromPackage = tunablesIn(JSON.parse(read('package.json')).scripts.start as string);
   const fromDocker = tunablesIn(read('Dockerfile').split('\n').filter((line) => line.startsWith('ENV ')).join('\n'));
   const fromBench = tunablesIn(read('bench/gateway-env.mjs'));
+  const fromSharedHarnessRecipe = tunablesIn(read('bench/README.md'));
 
   it('npm start sets two arenas and a 128 KiB mmap threshold unless GLIBC_TUNABLES is set', () => {
     const start = JSON.parse(read('package.json')).scripts.start as string;
@@ -24,5 +25,9 @@ describe('allocator tuning', () => {
   it('the Docker image and the bench scripts use the same tuning', () => {
     expect(fromDocker).toEqual(fromPackage);
     expect(fromBench).toEqual(fromPackage);
+  });
+
+  it('the recipe for the shared harness starts the gateway with the same tuning', () => {
+    expect(fromSharedHarnessRecipe).toEqual(fromPackage);
   });
 });
