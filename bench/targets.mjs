@@ -50,8 +50,10 @@ export function judge(summary, usage, database) {
 
 /** The verdicts as a markdown table. */
 export function targetsTable(verdicts, database) {
-  const number = (x, unit) => (unit === '×' ? `${x.toFixed(2)}×` : unit === ' ms' ? `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms` : String(x));
-  const bound = (v) => (v.bound === 'equal' ? `= ${v.limit} calls` : `${v.bound === 'max' ? '≤' : '≥'} ${number(v.limit, v.unit)}`);
+  // Figures to two decimals; limits to three where the third is not 0 (0.165 ms on PostgreSQL).
+  const number = (x, unit, digits = x.toFixed(2)) => (unit === '×' ? `${digits}×` : unit === ' ms' ? `${x >= 0 ? '+' : ''}${digits} ms` : String(x));
+  const limit = (x, unit) => number(x, unit, x.toFixed(3).replace(/0$/, ''));
+  const bound = (v) => (v.bound === 'equal' ? `= ${v.limit} calls` : `${v.bound === 'max' ? '≤' : '≥'} ${limit(v.limit, v.unit)}`);
   const lines = [
     `Issue 4's targets on the ${database} database${database === 'postgresql' ? ' (limits 10 % looser)' : ''}: ` +
       `${verdicts.filter((v) => v.met).length} of ${verdicts.length} met.`,

@@ -90,6 +90,8 @@ describe('bench: issue 4 targets judged on a run', () => {
     expect(verdictOf(onPostgres.verdicts, 'chat JSON CPU per call', 'chat-c64').limit).toBeCloseTo(1.65);
     expect(verdictOf(onPostgres.verdicts, 'native stream throughput', 'chat-sse-c64').limit).toBeCloseTo(0.81);
     expect(onPostgres.table).toContain('limits 10 % looser');
+    expect(onPostgres.table).toContain('| added latency at c=1 (p50) | chat-c1 | +0.16 ms | ≤ +0.165 ms | met |');
+    expect(onPostgres.table).toContain('| chat JSON CPU per call | chat-c64 | 1.64× | ≤ 1.65× | met |');
   });
 
   it('judges only what the run measured', () => {
