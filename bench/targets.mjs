@@ -9,7 +9,7 @@ const POSTGRES_SLACK = 0.1;
  * One target: the scenarios it applies to, the figure it reads from the gateway's row (its
  * `vs_bare` ratios), and a limit that is either a ceiling (`max`) or a floor (`min`).
  */
-export const TARGETS = [
+const TARGETS = [
   { name: 'chat JSON CPU per call', scenarios: ['chat-c64'], figure: 'cpu_ratio', unit: '×', max: 1.5 },
   { name: 'chat JSON throughput', scenarios: ['chat-c64'], figure: 'throughput_ratio', unit: '×', min: 0.8 },
   { name: 'added latency at c=1 (p50)', scenarios: ['chat-c1'], figure: 'added_p50_ms', unit: ' ms', max: 0.15 },
@@ -18,10 +18,13 @@ export const TARGETS = [
   { name: 'translated stream CPU per stream', scenarios: ['translated-sse-c64'], figure: 'cpu_ratio', unit: '×', max: 3 },
 ];
 
+/** Whether a target's limit is a ceiling or a floor. */
+const boundOf = (target) => (target.max !== undefined ? 'max' : 'min');
+
 /** A limit as it applies to the run's database. */
 function limitOf(target, database) {
-  if (database !== 'postgresql') return target.max ?? target.min;
-  return target.max !== undefined ? target.max * (1 + POSTGRES_SLACK) : target.min * (1 - POSTGRES_SLACK);
+  if (database !== 'postgresql') return target[boundOf(target)];
+  return boundOf(target) === 'max' ? target.max * (1 + POSTGRES_SLACK) : target.min * (1 - POSTGRES_SLACK);
 }
 
 /**
@@ -33,12 +36,13 @@ export function judge(summary, usage, database) {
   const verdicts = [];
   for (const target of TARGETS) {
     const limit = limitOf(target, database);
+    const bound = boundOf(target);
     for (const scenario of target.scenarios) {
       const row = summary.find((r) => r.scenario === scenario && r.target === 'gateway');
       if (!row) continue;
       const value = row.vs_bare?.[target.figure] ?? null;
-      const met = value === null ? null : target.max !== undefined ? value <= limit : value >= limit;
-      verdicts.push({ target: target.name, scenario, label: row.label, value, limit, bound: target.max !== undefined ? 'max' : 'min', unit: target.unit, met });
+      const met = value === null ? null : bound === 'max' ? value <= limit : value >= limit;
+      verdicts.push({ target: target.name, scenario, label: row.label, value, limit, bound, unit: target.unit, met });
     }
   }
   verdicts.push({
