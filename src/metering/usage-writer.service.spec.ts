@@ -175,6 +175,50 @@ describe(UsageWriter.name, () => {
       expect(new Date(row.started_at).getTime()).toBe(odd.startedAt.getTime());
     });
 
+    it('stores every field as given when the batch goes in as arrays (a request id already stored in it), array-literal characters included', async () => {
+      const ownerId = await owner();
+      const { usage } = writer();
+      const stored = draft(ownerId, 1n);
+      usage.enqueue(stored);
+      await usage.flush();
+      const odd = {
+        ...draft(ownerId, 42n),
+        clientRequestId: 'say "hi", {braces} back\\slash \\N tab\tline\nreturn\r end',
+        model: 'NULL',
+        line: '',
+        translatedTo: ' ',
+        errorCode: null,
+        stream: true,
+        usage: { input_tokens: 3, output_tokens: 0 },
+        upstreamHeadersMs: null,
+      };
+
+      // The stored id collides, so the batch is written with the INSERT that skips stored ids.
+      usage.enqueue({ ...stored });
+      usage.enqueue(odd);
+      await usage.flush();
+
+      expect(await storedIds(ownerId)).toEqual([stored.requestId, odd.requestId].sort());
+      // Stored by that INSERT, not refused by it and then written alone (by COPY, on the embedded engine).
+      expect(usage.failedWrites).toBe(0);
+      const [row] = await dataSource.query('SELECT * FROM usage_record WHERE request_id = $1', [odd.requestId]);
+      expect(row).toMatchObject({
+        client_request_id: odd.clientRequestId,
+        key_id: odd.keyId,
+        model: 'NULL',
+        line: '',
+        translated_to: ' ',
+        error_code: null,
+        stream: true,
+        usage: odd.usage,
+        cost_nano: '42',
+        duration_ms: 15,
+        upstream_headers_ms: null,
+      });
+      expect(new Date(row.started_at).getTime()).toBe(odd.startedAt.getTime());
+      expect(await spent(ownerId)).toBe(43n);
+    });
+
     it('writes queued records in batches of at most batchSize, one transaction each', async () => {
       const ownerId = await owner();
       const flaky = new FlakyDataSource(dataSource);

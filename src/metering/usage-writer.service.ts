@@ -5,6 +5,8 @@ import type { UsageDraft } from './usage-draft';
 import { returnedRows } from '../database/returned-rows';
 import { CopyRows } from '../database/embedded-pool';
 import { isEmbedded } from '../database/data-source';
+import { arrayLiteral } from '../database/array-literal';
+import { timestampText } from '../database/timestamp-text';
 
 export interface UsageWriterSettings {
   /** Longest time a record waits before its batch is written. */
@@ -34,7 +36,7 @@ const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': 
 
 function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
-  const text = value instanceof Date ? value.toISOString() : typeof value === 'boolean' ? (value ? 't' : 'f') : String(value);
+  const text = value instanceof Date ? timestampText(value) : typeof value === 'boolean' ? (value ? 't' : 'f') : String(value);
   return COPY_SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (character) => COPY_ESCAPES[character]) : text;
 }
 
@@ -254,7 +256,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
    */
   private async store(manager: EntityManager, batch: UsageDraft[], skipStored: boolean): Promise<Map<string, OwnerBalance>> {
     const rows = batch.map(rowOf);
-    const columns = (): unknown[][] => COLUMNS.map((_, index) => rows.map((row) => row[index]));
+    const columns = (): string[] => COLUMNS.map((_, index) => arrayLiteral(rows, index));
     const insertedIds = new Set<string>();
     if (!skipStored && this.embedded) {
       await manager.query(COPY_SQL, [new CopyRows(copyText(rows))]);

@@ -66,11 +66,18 @@ describe(callLogText.name, () => {
     ['a request that never got a model', { model: null, entry: 'none', route: null, stream: null, keyPrefix: null, owner: null }, 'info'],
     ['a stream, translated', { stream: true, translatedTo: 'messages', clientRequestId: 'client-7' }, 'info'],
     ['client text that needs escaping', { clientRequestId: 'say "hi" \\ back', model: 'm\u00e9tro-\u2028-\u0007', route: '/v1/\t' }, 'info'],
+    ['a surrogate pair and the edges of the control range', { model: 'emoji-\ud83d\ude00', route: '\u001f\u0020\u007f' }, 'info'],
     ['durations that round', { durationMs: 0.04999, upstreamHeadersMs: 1e-7, upstreamMs: 123456.789, firstByteMs: 0 }, 'info'],
   ])('is what pino writes for the same line: %s', (_name, change, level) => {
     const facts = { ...FACTS, ...change };
     const { text, chindings } = pinoLine(facts, level);
     expect(callLogText(facts, level, chindings, TIME)).toBe(text);
+  });
+
+  it('escapes lone surrogates as JSON.stringify does (pino writes them raw, and UTF-8 output turns them into U+FFFD)', () => {
+    const text = callLogText({ ...FACTS, clientRequestId: 'a\ud800b\udfffc' }, 'info', '', TIME);
+    expect(text).toContain(String.raw`"client_request_id":"a\ud800b\udfffc"`);
+    expect(JSON.parse(text).client_request_id).toBe('a\ud800b\udfffc');
   });
 });
 
