@@ -85,10 +85,16 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
   fastify.decorateRequest('startedAt', 0);
   fastify.addHook('onRequest', (request, reply, done) => {
     request.startedAt = performance.now();
-    // On the raw response, so it survives replies that bypass Fastify (streams) too.
-    reply.raw.setHeader('x-request-id', request.id);
-    // The messages SDK reads its request id from `request-id` (`message._request_id`).
-    if (request.url.startsWith('/v1/messages')) reply.raw.setHeader('request-id', request.id);
+    // On the raw response, so it survives replies that bypass Fastify (streams) too. The
+    // messages SDK reads its request id from `request-id` (`message._request_id`).
+    const forMessages = request.url.startsWith('/v1/messages');
+    if (reply.raw instanceof TimedServerResponse) {
+      reply.raw.requestId = request.id;
+      reply.raw.requestIdForMessages = forMessages;
+    } else {
+      reply.raw.setHeader('x-request-id', request.id);
+      if (forMessages) reply.raw.setHeader('request-id', request.id);
+    }
     telemetry.requestStarted(request, reply);
     // A body that may be spooled: its file is let go of when the response is over.
     if (spooling && mayBeSpooled(request.headers, spooling)) reply.raw.once('close', () => releaseSpool(request.body));

@@ -46,6 +46,56 @@ describe(TimedServerResponse.name, () => {
     expect(headWrittenAt(response)).toBeGreaterThan(0);
   });
 
+  describe('request id', () => {
+    async function headersOf(answer: (response: TimedServerResponse) => void, forMessages = false): Promise<Headers> {
+      const { server, url } = await serve((response) => {
+        response.requestId = 'request-7';
+        response.requestIdForMessages = forMessages;
+        answer(response);
+      });
+      const reply = await fetch(url);
+      await reply.text();
+      server.close();
+      return reply.headers;
+    }
+
+    it.each<[string, (response: TimedServerResponse) => void]>([
+      ['a headers object', (response) => response.writeHead(200, { 'x-kept': 'yes' }).end()],
+      ['a reason phrase and a headers object', (response) => response.writeHead(200, 'Fine', { 'x-kept': 'yes' }).end()],
+      ['a headers array', (response) => response.writeHead(200, ['x-kept', 'yes']).end()],
+      ['headers set before, none given', (response) => {
+        response.setHeader('x-kept', 'yes');
+        response.writeHead(200).end();
+      }],
+      ['headers set before and given', (response) => {
+        response.setHeader('x-kept', 'yes');
+        response.writeHead(200, { 'x-also': 'yes' }).end();
+      }],
+      ['the implicit head of a first write', (response) => {
+        response.setHeader('x-kept', 'yes');
+        response.end('body');
+      }],
+    ])('is sent as x-request-id with %s, beside the answer\'s headers', async (_name, answer) => {
+      const headers = await headersOf(answer);
+      expect(headers.get('x-request-id')).toBe('request-7');
+      expect(headers.get('x-kept')).toBe('yes');
+      expect(headers.get('request-id')).toBeNull();
+    });
+
+    it('is sent as request-id too for the messages entry points', async () => {
+      const headers = await headersOf((response) => response.writeHead(200, {}).end(), true);
+      expect(headers.get('x-request-id')).toBe('request-7');
+      expect(headers.get('request-id')).toBe('request-7');
+    });
+
+    it('is left out when none was set', async () => {
+      const { server, url } = await serve((response) => response.writeHead(200, {}).end());
+      const reply = await fetch(url);
+      server.close();
+      expect(reply.headers.get('x-request-id')).toBeNull();
+    });
+  });
+
   it('is 0 for a plain response', () => {
     expect(headWrittenAt({} as TimedServerResponse)).toBe(0);
   });
