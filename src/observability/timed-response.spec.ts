@@ -82,6 +82,15 @@ describe(TimedServerResponse.name, () => {
       expect(headers.get('request-id')).toBeNull();
     });
 
+    it('is sent with the answer written after a head that failed (an invalid header value)', async () => {
+      const headers = await headersOf((response) => {
+        expect(() => response.writeHead(200, { 'x-bad': 'line\nbreak' })).toThrow();
+        response.writeHead(500, { 'x-kept': 'yes' }).end();
+      });
+      expect(headers.get('x-request-id')).toBe('request-7');
+      expect(headers.get('x-kept')).toBe('yes');
+    });
+
     it('is sent as request-id too for the messages entry points', async () => {
       const headers = await headersOf((response) => response.writeHead(200, {}).end(), true);
       expect(headers.get('x-request-id')).toBe('request-7');

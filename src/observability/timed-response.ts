@@ -30,8 +30,8 @@ export class TimedServerResponse<Request extends IncomingMessage = IncomingMessa
    * gateway (and Fastify's) passes an object of its own, which is why it may be written to.
    */
   private addRequestId(given: unknown): void {
+    // Kept after this: a head that failed (an invalid header) leaves the next try its id too.
     const id = this.requestId!;
-    this.requestId = undefined;
     if (given !== null && typeof given === 'object' && !Array.isArray(given)) {
       const headers = given as Record<string, unknown>;
       headers['x-request-id'] = id;
