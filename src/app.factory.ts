@@ -16,7 +16,7 @@ import type { DestinationStream } from 'pino';
 import { createGatewayLog } from './observability/call-log';
 import { CallTelemetry } from './observability/call-telemetry';
 import { nestLoggerOf } from './observability/nest-logger';
-import { TimedServerResponse } from './observability/timed-response';
+import { carryRequestId, TimedServerResponse } from './observability/timed-response';
 import { serveAdminDocs } from './admin/admin-docs';
 
 /** SPEC.md: request bodies up to 32 MiB on every endpoint; larger gives 413. */
@@ -87,14 +87,7 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     request.startedAt = performance.now();
     // On the raw response, so it survives replies that bypass Fastify (streams) too. The
     // messages SDK reads its request id from `request-id` (`message._request_id`).
-    const forMessages = request.url.startsWith('/v1/messages');
-    if (reply.raw instanceof TimedServerResponse) {
-      reply.raw.requestId = request.id;
-      reply.raw.requestIdForMessages = forMessages;
-    } else {
-      reply.raw.setHeader('x-request-id', request.id);
-      if (forMessages) reply.raw.setHeader('request-id', request.id);
-    }
+    carryRequestId(reply.raw, request.id, request.url.startsWith('/v1/messages'));
     telemetry.requestStarted(request, reply);
     // A body that may be spooled: its file is let go of when the response is over.
     if (spooling && mayBeSpooled(request.headers, spooling)) reply.raw.once('close', () => releaseSpool(request.body));

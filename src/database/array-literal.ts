@@ -21,16 +21,18 @@ export function arrayLiteral(rows: readonly (readonly unknown[])[], column: numb
   return `{${elements.join(',')}}`;
 }
 
+/** The text PostgreSQL reads for a value that is not null: booleans as t/f, dates in ISO 8601 (UTC). Shared with the COPY text. */
+export function valueText(value: unknown): string {
+  if (value instanceof Date) return timestampText(value);
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  return String(value);
+}
+
 function elementOf(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
-  switch (typeof value) {
-    case 'number':
-    case 'bigint':
-      return String(value);
-    case 'boolean':
-      return value ? 't' : 'f';
-  }
-  const text = value instanceof Date ? timestampText(value) : String(value);
+  const text = valueText(value);
+  const type = typeof value;
+  if (type === 'number' || type === 'bigint' || type === 'boolean') return text;
   return QUOTED_SPECIAL.test(text) ? `"${escaped(text)}"` : `"${text}"`;
 }
 

@@ -5,8 +5,7 @@ import type { UsageDraft } from './usage-draft';
 import { returnedRows } from '../database/returned-rows';
 import { CopyRows } from '../database/embedded-pool';
 import { isEmbedded } from '../database/data-source';
-import { arrayLiteral } from '../database/array-literal';
-import { timestampText } from '../database/timestamp-text';
+import { arrayLiteral, valueText } from '../database/array-literal';
 
 export interface UsageWriterSettings {
   /** Longest time a record waits before its batch is written. */
@@ -36,7 +35,7 @@ const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': 
 
 function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
-  const text = value instanceof Date ? timestampText(value) : typeof value === 'boolean' ? (value ? 't' : 'f') : String(value);
+  const text = valueText(value);
   return COPY_SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (character) => COPY_ESCAPES[character]) : text;
 }
 

@@ -1,6 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { headWrittenAt, TimedServerResponse } from './timed-response';
+import { carryRequestId, headWrittenAt, TimedServerResponse } from './timed-response';
 
 /** A server answering with `answer`, reporting its response once closed. */
 async function serve(answer: (response: TimedServerResponse) => void): Promise<{ server: Server; url: string; closed: Promise<TimedServerResponse> }> {
@@ -49,8 +49,7 @@ describe(TimedServerResponse.name, () => {
   describe('request id', () => {
     async function headersOf(answer: (response: TimedServerResponse) => void, forMessages = false): Promise<Headers> {
       const { server, url } = await serve((response) => {
-        response.requestId = 'request-7';
-        response.requestIdForMessages = forMessages;
+        carryRequestId(response, 'request-7', forMessages);
         answer(response);
       });
       const reply = await fetch(url);
@@ -95,6 +94,22 @@ describe(TimedServerResponse.name, () => {
       const headers = await headersOf((response) => response.writeHead(200, {}).end(), true);
       expect(headers.get('x-request-id')).toBe('request-7');
       expect(headers.get('request-id')).toBe('request-7');
+    });
+
+    it('is set at once on a response that is not a TimedServerResponse', async () => {
+      const server = createServer((_request, response) => {
+        carryRequestId(response, 'request-8', true);
+        expect(response).not.toBeInstanceOf(TimedServerResponse);
+        expect(response).toBeInstanceOf(ServerResponse);
+        expect(response.getHeader('x-request-id')).toBe('request-8');
+        response.writeHead(200, { 'x-kept': 'yes' }).end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const reply = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      server.close();
+      expect(reply.headers.get('x-request-id')).toBe('request-8');
+      expect(reply.headers.get('request-id')).toBe('request-8');
+      expect(reply.headers.get('x-kept')).toBe('yes');
     });
 
     it('is left out when none was set', async () => {

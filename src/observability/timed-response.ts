@@ -43,6 +43,21 @@ export class TimedServerResponse<Request extends IncomingMessage = IncomingMessa
   }
 }
 
+/**
+ * Makes every answer on `response` carry the request id as `x-request-id` (and as `request-id`,
+ * `forMessages`). A TimedServerResponse adds them as its head is written; any other response
+ * gets them with `setHeader` now.
+ */
+export function carryRequestId(response: ServerResponse, id: string, forMessages: boolean): void {
+  if (response instanceof TimedServerResponse) {
+    response.requestId = id;
+    response.requestIdForMessages = forMessages;
+    return;
+  }
+  response.setHeader('x-request-id', id);
+  if (forMessages) response.setHeader('request-id', id);
+}
+
 /** When the response head was written (`performance.now()`), or 0: not yet, or not a TimedServerResponse. */
 export function headWrittenAt(response: ServerResponse): number {
   return (response as Partial<TimedServerResponse>).headWrittenAt ?? 0;
