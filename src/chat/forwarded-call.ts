@@ -172,48 +172,6 @@ export function isEventStream(opened: OpenedResponse): boolean {
   return typeof type === 'string' && type.startsWith('text/event-stream');
 }
 
-/**
- * The whole upstream body. Read with `data` events rather than an async iterator: the
- * iterator's promise per chunk and its stream bookkeeping cost a few microseconds per call.
- * An answer with a Content-Length is whole at its last byte (undici keeps to the length), a
- * turn of the event loop before its `end` event.
- */
-export function readWhole(opened: OpenedResponse): Promise<Buffer> {
-  if (opened.bufferedBody) return Promise.resolve(opened.bufferedBody);
-  const body = opened.body;
-  if (body.destroyed || body.readableEnded) return readRest(body);
-  const declared = Number(opened.headers['content-length'] ?? Number.NaN);
-  const expected = Number.isSafeInteger(declared) && declared > 0 ? declared : undefined;
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    let ended = false;
-    const whole = () => {
-      ended = true;
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
-    };
-    body.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      length += chunk.length;
-      if (length === expected) whole();
-    });
-    body.once('end', () => {
-      if (!ended) whole();
-    });
-    body.once('error', reject);
-    body.once('close', () => {
-      if (!ended) reject(body.errored ?? new Error('The upstream body closed before its end.'));
-    });
-  });
-}
-
-/** A body that ended or broke before anyone read it: the iterator knows how to report either. */
-async function readRest(body: OpenedResponse['body']): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
 /** What may still follow an answer's last event before the connection is given up instead. */
 const REST_LIMIT_BYTES = 1 << 20;
 const REST_PATIENCE_MS = 5_000;
@@ -237,52 +195,6 @@ export function dropRest(body: Readable): Promise<void> {
     body.once('close', () => {
       clearTimeout(timer);
       resolve();
-    });
-  });
-}
-
-/**
- * Hands every chunk of an upstream body to `pass`, in order, with backpressure: when `pass`
- * returns false (the client's socket is full) reading pauses until it drains. Resolves at the
- * body's end; rejects with the body's error, when it closes before its end, when `pass` throws
- * or when the client goes while reading is paused (the body is then destroyed). Events rather
- * than an async iterator, which costs a promise and a result object per chunk and its stream
- * bookkeeping on every chunk of every stream.
- */
-export function pipeChunks(body: Readable, response: ServerResponse, pass: (chunk: Buffer) => boolean): Promise<void> {
-  if (body.readableEnded) return Promise.resolve();
-  if (body.destroyed) return Promise.reject(body.errored ?? new Error('The upstream body closed before its end.'));
-  return new Promise((resolve, reject) => {
-    let ended = false;
-    const resume = () => body.resume();
-    // As an iterator left early does, a body given up on is destroyed: undici then lets its
-    // connection go instead of holding it, paused, until the line's timeout.
-    const fail = (error: unknown) => {
-      if (ended) return;
-      ended = true;
-      body.destroy();
-      reject(error);
-    };
-    body.on('data', (chunk: Buffer) => {
-      let more: boolean;
-      try {
-        more = pass(chunk);
-      } catch (error) {
-        // Thrown inside the body's own `emit`, it would surface in undici's parser instead.
-        fail(error);
-        return;
-      }
-      if (more) return;
-      body.pause();
-      drained(response).then(resume, fail);
-    });
-    body.once('end', () => {
-      ended = true;
-      resolve();
-    });
-    body.once('error', fail);
-    body.once('close', () => {
-      if (!ended) fail(body.errored ?? new Error('The upstream body closed before its end.'));
     });
   });
 }

@@ -7,7 +7,7 @@ import { dialectOfPath, errorBody, ErrorDialect } from '../common/error-body';
 import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
 import type { CallOutcome } from './call-recorder';
-import { bodyFailureOf, drained, ForwardedCall, isEventStream, pipeChunks, readWhole } from './forwarded-call';
+import { bodyFailureOf, drained, ForwardedCall, isEventStream } from './forwarded-call';
 import { MeteredEvents } from './metered-events';
 import { NativeRoute, upstreamPathOf } from './native-route';
 import type { ResponseMeter } from './response-meter';
@@ -42,7 +42,7 @@ export class NativeCallService {
   }
 
   private async sendWhole(opened: OpenedResponse, response: ServerResponse, meter: ResponseMeter): Promise<CallOutcome> {
-    const body = await readWhole(opened);
+    const body = await opened.body.whole();
     const headers = returnedResponseHeaders(opened.headers);
     headers['content-type'] = (opened.headers['content-type'] as string | undefined) ?? 'application/json';
     headers['content-length'] = body.length;
@@ -89,7 +89,7 @@ export class NativeCallService {
       return response.write(bytes);
     };
     try {
-      await pipeChunks(opened.body, response, (chunk) => pass(events.push(chunk)));
+      await opened.body.pipe((chunk) => pass(events.push(chunk)), () => drained(response));
       if (!pass(events.flush())) await drained(response);
     } catch (error) {
       if (response.destroyed) throw error;

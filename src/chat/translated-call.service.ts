@@ -14,7 +14,7 @@ import { messagesPingEvent } from '../translation/messages/encode-messages-strea
 import { planTranslation, translateAnswer, translateError, translateStream, TranslationPlan } from '../translation/translate';
 import type { TranslatableEntry } from '../translation/translation-routes';
 import type { CallOutcome } from './call-recorder';
-import { drained, dropRest, ForwardedCall, isEventStream, readWhole } from './forwarded-call';
+import { drained, dropRest, ForwardedCall, isEventStream } from './forwarded-call';
 import { withKeepAlive } from './keep-alive';
 import { TranslationContextProvider } from './translation-context.provider';
 
@@ -147,7 +147,7 @@ export class TranslatedCallService {
   }
 
   private async sendAnswer(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
-    const raw = await readWhole(opened);
+    const raw = await opened.body.whole();
     let answer: ReturnType<typeof translateAnswer>;
     try {
       answer = translateAnswer(plan, JSON.parse(raw.toString('utf8')), this.context);
@@ -164,7 +164,7 @@ export class TranslatedCallService {
   }
 
   private async sendError(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse): Promise<CallOutcome> {
-    const raw = await readWhole(opened);
+    const raw = await opened.body.whole();
     const { error, body } = translateError(plan, opened.statusCode, raw.toString('utf8'));
     const text = JSON.stringify(body);
     response.writeHead(opened.statusCode, this.head(plan, opened, 'application/json', Buffer.byteLength(text)));
@@ -185,7 +185,8 @@ export class TranslatedCallService {
     // breaks off or stalls before them gets a proper status (ForwardedCall answers what is
     // thrown here in the called protocol's shape), not a 200 with an error event. A messages
     // client waits at most one ping interval: then the head and a ping go out.
-    const chunks = opened.body.iterator({ destroyOnReturn: false });
+    const body = opened.body.readable();
+    const chunks = body.iterator({ destroyOnReturn: false });
     const firstRead = chunks.next();
     const early = await settledWithin(firstRead, plan.entry === 'messages' ? this.settings.pingIntervalMs : Infinity);
     if (early && 'error' in early) throw early.error;
@@ -200,13 +201,13 @@ export class TranslatedCallService {
         if (!response.write(encodeSseEvent(event))) await drained(response);
       }
     } catch (error) {
-      opened.body.destroy();
+      body.destroy();
       throw error;
     }
     // After the final event the rest of a good stream (its end, as a rule) is read, so the
     // upstream connection serves the next call; a stream that went wrong is cut off at once.
-    if (failed) opened.body.destroy();
-    else await dropRest(opened.body);
+    if (failed) body.destroy();
+    else await dropRest(body);
     response.end();
     return {
       status: opened.statusCode,

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { Readable } from 'node:stream';
 import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
 import type { CallAbort } from './call-abort';
 import { Line, LineRegistry } from './line-registry';
 import { UpstreamBody, UpstreamClient, UpstreamResponse } from './upstream-client';
+import { AnswerBody } from './answer-body';
 import { defaultAuthStyle, upstreamRequestHeaders } from './header-policy';
 import {
   AttemptFailure,
@@ -33,7 +33,7 @@ export interface OpenedResponse extends UpstreamResponse {
   headersMs: number;
   /** Frees the line's concurrency slot; call once, when the body is consumed or abandoned. */
   done(): void;
-  /** The whole body, when it was read before the answer was chosen (error answers). */
+  /** The whole body, when it was read before the answer was chosen (error answers); `body` then gives the same bytes. */
   bufferedBody?: Buffer;
 }
 
@@ -140,10 +140,10 @@ export class ForwardService {
         }),
         body: request.body,
         signal: request.signal,
-      });
-      // README `timeout_ms`: a body that stalls cools the line down too, whoever reads it.
-      response.body.on('error', (error) => {
-        if (isBodyTimeout(error)) this.lines.coolDown(line);
+        // README `timeout_ms`: a body that stalls cools the line down too, whoever reads it.
+        onBodyFailure: (error) => {
+          if (isBodyTimeout(error)) this.lines.coolDown(line);
+        },
       });
       // Fields named one by one: an object spread of `response` here cost ~3 µs per call (profile).
       const answer: OpenedResponse = { statusCode: response.statusCode, headers: response.headers, body: response.body, line, headersMs: performance.now() - started, done };
@@ -175,15 +175,16 @@ const MAX_BUFFERED_ERROR_BYTES = 1 << 20;
 /** Reads and drops an answer that will not be used, so its keep-alive socket is reused. */
 async function discard(answer: OpenedResponse): Promise<void> {
   let size = 0;
+  const body = answer.body.readable();
   try {
-    for await (const chunk of answer.body) {
+    for await (const chunk of body) {
       size += (chunk as Buffer).length;
       if (size > MAX_BUFFERED_ERROR_BYTES) break;
     }
   } catch {
     // Nothing to keep from it either way.
   } finally {
-    answer.body.destroy();
+    body.destroy();
     answer.done();
   }
 }
@@ -196,7 +197,7 @@ async function buffered(answer: OpenedResponse, limit = MAX_BUFFERED_ERROR_BYTES
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of answer.body) {
+    for await (const chunk of answer.body.readable()) {
       size += (chunk as Buffer).length;
       if (size <= limit) chunks.push(chunk as Buffer);
     }
@@ -206,5 +207,5 @@ async function buffered(answer: OpenedResponse, limit = MAX_BUFFERED_ERROR_BYTES
     answer.done();
   }
   const body = Buffer.concat(chunks);
-  return { ...answer, body: Readable.from([body]), bufferedBody: body, done: () => undefined };
+  return { ...answer, body: AnswerBody.of(body), bufferedBody: body, done: () => undefined };
 }

@@ -4,7 +4,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Clock } from '../auth/clock';
 import { CatalogService } from '../catalog/catalog.service';
 import { clientRequestIdOf, type CallOutcome } from '../chat/call-recorder';
-import { ForwardedCall, readWhole } from '../chat/forwarded-call';
+import { ForwardedCall } from '../chat/forwarded-call';
 import { GatewayError, statusOf } from '../common/gateway-error';
 import { errorBody } from '../common/error-body';
 import { splicedParts } from '../common/json-splice';
@@ -205,7 +205,7 @@ export class VideoTaskService {
   }
 
   private async answerSubmit(opened: OpenedResponse, response: ServerResponse, wire: VideoWire, taskId: string): Promise<CallOutcome> {
-    const body = await readWhole(opened);
+    const body = await opened.body.whole();
     const base = { status: opened.statusCode, line: opened.line.id, figures: undefined, upstreamHeadersMs: opened.headersMs };
     const ok = isSuccess(opened.statusCode);
     const upstreamId = ok ? wire.submittedId(parsedJson(body)) : undefined;

@@ -55,10 +55,11 @@ export class VideoUpstream {
       });
       const chunks: Buffer[] = [];
       let size = 0;
-      for await (const chunk of response.body) {
+      const body = response.body.readable();
+      for await (const chunk of body) {
         size += (chunk as Buffer).length;
         if (size > MAX_ANSWER_BYTES) {
-          response.body.destroy();
+          body.destroy();
           throw new GatewayError('upstream_failed', 'The upstream answered the task request with an oversized body.');
         }
         chunks.push(chunk as Buffer);
