@@ -100,12 +100,16 @@ export class AnswerBody {
 
   // ---- the reader's side
 
-  /** Lets the rest of the body go: the request is aborted, and a reader gets `reason`. */
-  destroy(reason: Error = new AnswerAbandoned()): void {
+  /**
+   * Lets the rest of the body go: the request is aborted, and a reader gets `reason`. A body
+   * that is over already is left as it is (nothing is made: an Error costs its stack trace).
+   */
+  destroy(reason?: Error): void {
     if (this.state !== 'open') return;
     const flow = this.flow;
-    this.fail(reason);
-    flow.abort(reason);
+    const failure = reason ?? new AnswerAbandoned();
+    this.fail(failure);
+    flow.abort(failure);
   }
 
   /** The whole body; rejects with the body's failure. */
