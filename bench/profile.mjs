@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// `node bench/profile.mjs [--scenario chat-c64] [--seconds 10] [--top 40] [--allocations]
+// `node bench/profile.mjs [--scenario chat-c64] [--seconds 10] [--top 40] [--allocations [--survivors]]
 // [--database-url URL | --data-dir DIR]`: where the
 // gateway's CPU goes under one benchmark scenario (or, with --allocations, what it allocates: every
 // allocation sampled, garbage included, by V8's sampling heap profiler; garbage collection's cost
-// follows the bytes allocated). Starts the simulator and the gateway (pinned like
+// follows the bytes allocated; with --survivors only what outlived a young-generation collection,
+// the bytes the old generation gets and its collector's work). Starts the simulator and the gateway (pinned like
 // `npm run bench`), warms it up, profiles only the measured load (V8's sampling profiler, started
 // and stopped by SIGUSR2), and prints the
 // profile's self time (bytes) grouped by package and by function. The raw `.cpuprofile` or
@@ -24,6 +25,7 @@ const { values: opt } = parseArgs({
     seconds: { type: 'string', default: '10' },
     top: { type: 'string', default: '40' },
     allocations: { type: 'boolean', default: false },
+    survivors: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
     'data-dir': { type: 'string' },
   },
@@ -55,6 +57,7 @@ const allocations = opt.allocations;
 const profileFile = path.join(OUT, allocations ? 'gateway.heapprofile' : 'gateway.cpuprofile');
 const gateway = start('1', ['dist/scripts/bench-gateway.js'], gatewayEnv({
   [allocations ? 'BENCH_HEAP_PROFILE' : 'BENCH_CPU_PROFILE']: profileFile,
+  ...(opt.survivors ? { BENCH_HEAP_SURVIVORS: '1' } : {}),
   PORT: String(gatewayPort),
   UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
   DATABASE_URL: opt['database-url'] ?? '',
@@ -141,7 +144,8 @@ const print = (title, map, limit) => {
 };
 const calls = Number(/(\d+) requests in/.exec(run.stdout)?.[1] ?? NaN);
 if (allocations) {
-  console.log(`profile ${path.join(OUT, file)}: ${(total / 2 ** 20).toFixed(0)} MiB allocated, ${(total / calls / 1024).toFixed(1)} KiB per call`);
+  const kept = opt.survivors ? ' that outlived a young-generation collection' : '';
+  console.log(`profile ${path.join(OUT, file)}: ${(total / 2 ** 20).toFixed(0)} MiB allocated${kept}, ${(total / calls / 1024).toFixed(1)} KiB per call`);
 } else {
   console.log(`profile ${path.join(OUT, file)}: ${(total / 1e6).toFixed(1)} s sampled`);
 }

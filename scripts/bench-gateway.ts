@@ -110,9 +110,10 @@ function listenControl(app: NestFastifyApplication, port: number, since: Date): 
  * With $BENCH_CPU_PROFILE (a file name), SIGUSR2 starts the V8 CPU profiler and the next
  * SIGUSR2 writes the profile there (bench/profile.mjs: only the measured load, no start-up).
  * With $BENCH_HEAP_PROFILE instead, the same signals start and stop V8's sampling heap profiler
- * over every allocation, collected garbage included (`bench/profile.mjs --allocations`).
+ * over every allocation, collected garbage included (`bench/profile.mjs --allocations`), or with
+ * $BENCH_HEAP_SURVIVORS set only over what outlived a young-generation collection (`--survivors`).
  */
-function listenProfileSignal(file: string, kind: 'cpu' | 'allocations'): void {
+function listenProfileSignal(file: string, kind: 'cpu' | 'allocations', survivorsOnly = false): void {
   const session = new Session();
   session.connect();
   let running = false;
@@ -125,7 +126,7 @@ function listenProfileSignal(file: string, kind: 'cpu' | 'allocations'): void {
       if (running) session.post('Profiler.enable', () => session.post('Profiler.start'));
       else session.post('Profiler.stop', write);
     } else if (running) {
-      const sampling = { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+      const sampling = { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivorsOnly };
       session.post('HeapProfiler.enable', () => session.post('HeapProfiler.startSampling', sampling));
     } else {
       session.post('HeapProfiler.stopSampling', write);
@@ -150,7 +151,7 @@ async function main(): Promise<void> {
   installGracefulShutdown(app, 5_000);
   await app.listen(Number(env.PORT ?? 8080), '127.0.0.1');
   if (env.BENCH_CPU_PROFILE) listenProfileSignal(env.BENCH_CPU_PROFILE, 'cpu');
-  else if (env.BENCH_HEAP_PROFILE) listenProfileSignal(env.BENCH_HEAP_PROFILE, 'allocations');
+  else if (env.BENCH_HEAP_PROFILE) listenProfileSignal(env.BENCH_HEAP_PROFILE, 'allocations', env.BENCH_HEAP_SURVIVORS === '1');
   if (env.BENCH_CONTROL_PORT) listenControl(app, Number(env.BENCH_CONTROL_PORT), since);
 }
 

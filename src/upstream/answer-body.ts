@@ -87,8 +87,8 @@ export class AnswerBody {
    * When the body is over, it lets go of the reader's handlers and of the connection's
    * controller, which holds undici's state of the request (its head's raw bytes among it): a
    * body kept a little longer (until the call's end) would otherwise keep all that through
-   * young-generation collections. Measured: 2.5 times the bytes promoted to the old generation
-   * per chat call, and the collector's work with them.
+   * young-generation collections. Measured: more than twice the bytes promoted to the old
+   * generation per chat call (`npm run bench:profile -- --allocations --survivors` names them).
    */
   private release(): ((error?: Error) => void) | undefined {
     const settle = this.settle;
