@@ -447,6 +447,30 @@ describe('upstream faults', () => {
       expect(await recordOf(answer.requestId)).toMatchObject({ interface: 'messages', stream: true, status: 200, errorCode: 'upstream_error_in_stream', costNano: costOf(7, 1) });
     });
 
+    it('completes a translated stream whose last event comes with the end of the upstream body, and keeps the connection', async () => {
+      const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      const chunks = [
+        event('message_start', { message: { id: 'msg_faults', type: 'message', role: 'assistant', model: UPSTREAM_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 11, output_tokens: 1 } } }),
+        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) + event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello' } }),
+        // The final events and the end of the body in one write: the gateway reads them together.
+        event('content_block_stop', { index: 0 }) +
+          event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } }) +
+          event('message_stop', {}),
+      ];
+      harness.simulator.failNext(MESSAGES_PATH, raw('text/event-stream', chunks));
+      const stream = openai.responses.stream({ model: 'quick-msg-only', input: 'Tell me about faults' });
+      const types: string[] = [];
+
+      for await (const item of stream) types.push(item.type);
+
+      expect((await stream.finalResponse()).output_text).toBe('Hello');
+      expect(types[types.length - 1]).toBe('response.completed');
+      expect(await recordOf(lastRequestId)).toMatchObject({ line: 'line-quick', interface: 'responses', translatedTo: 'messages', status: 200, errorCode: null, usage: { input_tokens: 11, output_tokens: 3 } });
+      // The connection served this answer to its end: the next call on the line goes out on it.
+      const next = await post(CHAT_PATH, chatBody('quick-model'));
+      expect(next.status).toBe(200);
+    });
+
     it('records a responses stream that ends in response.failed as an upstream error in the stream', async () => {
       const failed = { type: 'response.failed', sequence_number: 1, response: { id: 'resp_faults', object: 'response', status: 'failed', error: { code: 'server_error', message: 'boom' }, output: [], usage: null } };
       const chunks = [`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`];

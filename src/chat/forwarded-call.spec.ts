@@ -1,4 +1,3 @@
-import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,64 +8,7 @@ import type { AdmittedCall } from '../common/request-state';
 import type { ForwardService } from '../upstream/forward.service';
 import type { UsageWriter } from '../metering/usage-writer.service';
 import type { CallTelemetry } from '../observability/call-telemetry';
-import { CallSpec, dropRest, ForwardedCall } from './forwarded-call';
-
-describe(dropRest.name, () => {
-  it('reads what is left to the end, so the connection can serve the next call', async () => {
-    const body = new PassThrough();
-    body.write('event: ping\n\n');
-    const done = dropRest(body);
-    body.end('data: trailing\n\n');
-
-    await done;
-
-    expect(body.readableEnded).toBe(true);
-    expect(body.destroyed).toBe(true);
-    expect(body.errored).toBeNull();
-  });
-
-  it('gives up on a body that goes on past a mebibyte', async () => {
-    const body = new PassThrough();
-    const done = dropRest(body);
-    for (let index = 0; index < 20; index++) body.write(Buffer.alloc(64 * 1024));
-
-    await done;
-
-    expect(body.destroyed).toBe(true);
-    expect(body.readableEnded).toBe(false);
-  });
-
-  it('gives up on a body that does not end within five seconds', async () => {
-    jest.useFakeTimers();
-    try {
-      const body = new PassThrough();
-      const done = dropRest(body);
-      body.write('data: still here\n\n');
-      jest.advanceTimersByTime(5_000);
-      jest.useRealTimers();
-
-      await done;
-
-      expect(body.destroyed).toBe(true);
-      expect(body.readableEnded).toBe(false);
-    } finally {
-      jest.useRealTimers();
-    }
-  });
-
-  it('resolves at once for a body that already ended or was destroyed', async () => {
-    const destroyed = new PassThrough();
-    destroyed.destroy();
-    const ended = new PassThrough({ autoDestroy: false });
-    ended.resume();
-    ended.end();
-    await new Promise((resolve) => ended.once('end', resolve));
-
-    await expect(dropRest(destroyed)).resolves.toBeUndefined();
-    await expect(dropRest(ended)).resolves.toBeUndefined();
-    expect(ended.listenerCount('data')).toBe(0);
-  });
-});
+import { CallSpec, ForwardedCall } from './forwarded-call';
 
 describe('ForwardedCall with a spooled body', () => {
   const directory = mkdtempSync(join(tmpdir(), 'forwarded-call-spec-'));

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
 import { GatewayError, statusOf } from '../common/gateway-error';
 import { dialectOfPath, errorBody } from '../common/error-body';
 import type { InterfaceName } from '../config/gateway-config';
@@ -170,33 +169,6 @@ function assertNotSkeleton(body: UpstreamBody, spool: BodySpool): void {
 export function isEventStream(opened: OpenedResponse): boolean {
   const type = opened.headers['content-type'];
   return typeof type === 'string' && type.startsWith('text/event-stream');
-}
-
-/** What may still follow an answer's last event before the connection is given up instead. */
-const REST_LIMIT_BYTES = 1 << 20;
-const REST_PATIENCE_MS = 5_000;
-
-/**
- * Reads and drops what is left of an upstream body nobody needs any more (a translated stream
- * after its final event); resolves when the body is done with, so that its keep-alive
- * connection serves the next call. An upstream that goes on past REST_LIMIT_BYTES or
- * REST_PATIENCE_MS loses its connection (the body is destroyed, which aborts the request).
- */
-export function dropRest(body: Readable): Promise<void> {
-  if (body.destroyed || body.readableEnded) return Promise.resolve();
-  return new Promise((resolve) => {
-    let size = 0;
-    const timer = setTimeout(() => body.destroy(), REST_PATIENCE_MS);
-    body.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > REST_LIMIT_BYTES) body.destroy();
-    });
-    body.on('error', () => undefined);
-    body.once('close', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }
 
 /** Resolves when the client can take more bytes; rejects when it went away. */

@@ -14,7 +14,7 @@ import { messagesPingEvent } from '../translation/messages/encode-messages-strea
 import { planTranslation, translateAnswer, translateError, translateStream, TranslationPlan } from '../translation/translate';
 import type { TranslatableEntry } from '../translation/translation-routes';
 import type { CallOutcome } from './call-recorder';
-import { drained, dropRest, ForwardedCall, isEventStream } from './forwarded-call';
+import { drained, ForwardedCall, isEventStream } from './forwarded-call';
 import { withKeepAlive } from './keep-alive';
 import { TranslationContextProvider } from './translation-context.provider';
 
@@ -32,12 +32,12 @@ export const TRANSLATION_SETTINGS = Symbol('TRANSLATION_SETTINGS');
  * the body as it is (the iterator does not destroy it): the caller decides what becomes of the
  * rest.
  */
-async function* untilBroken(firstRead: Promise<IteratorResult<unknown>>, rest: AsyncIterableIterator<unknown>, onBreak: (error: unknown) => void): AsyncGenerator<Uint8Array> {
+async function* untilBroken(firstRead: Promise<IteratorResult<Buffer>>, rest: AsyncIterableIterator<Buffer>, onBreak: (error: unknown) => void): AsyncGenerator<Uint8Array> {
   try {
     const first = await firstRead;
     if (first.done) return;
-    yield first.value as Uint8Array;
-    for await (const chunk of rest) yield chunk as Uint8Array;
+    yield first.value;
+    for await (const chunk of rest) yield chunk;
   } catch (error) {
     onBreak(error);
   } finally {
@@ -45,6 +45,13 @@ async function* untilBroken(firstRead: Promise<IteratorResult<unknown>>, rest: A
     await rest.return?.();
   }
 }
+
+/**
+ * What may still follow a translated stream's last event before the connection is given up
+ * instead: the rest is read (its end, as a rule) so that the connection serves the next call.
+ */
+const REST_LIMIT_BYTES = 1 << 20;
+const REST_PATIENCE_MS = 5_000;
 
 /** How a promise settled within `ms`, or undefined when it had not by then. */
 function settledWithin<T>(promise: Promise<T>, ms: number): Promise<{ value: T } | { error: unknown } | undefined> {
@@ -185,8 +192,7 @@ export class TranslatedCallService {
     // breaks off or stalls before them gets a proper status (ForwardedCall answers what is
     // thrown here in the called protocol's shape), not a 200 with an error event. A messages
     // client waits at most one ping interval: then the head and a ping go out.
-    const body = opened.body.readable();
-    const chunks = body.iterator({ destroyOnReturn: false });
+    const chunks = opened.body.chunks();
     const firstRead = chunks.next();
     const early = await settledWithin(firstRead, plan.entry === 'messages' ? this.settings.pingIntervalMs : Infinity);
     if (early && 'error' in early) throw early.error;
@@ -201,13 +207,13 @@ export class TranslatedCallService {
         if (!response.write(encodeSseEvent(event))) await drained(response);
       }
     } catch (error) {
-      body.destroy();
+      opened.body.destroy();
       throw error;
     }
     // After the final event the rest of a good stream (its end, as a rule) is read, so the
     // upstream connection serves the next call; a stream that went wrong is cut off at once.
-    if (failed) body.destroy();
-    else await dropRest(body);
+    if (failed) opened.body.destroy();
+    else await opened.body.drop(REST_LIMIT_BYTES, REST_PATIENCE_MS);
     response.end();
     return {
       status: opened.statusCode,

@@ -91,7 +91,7 @@ describe('AnswerBody.whole', () => {
     const { body } = connection();
     void body.whole();
     await expect(body.whole()).rejects.toThrow('only once');
-    expect(() => body.readable()).toThrow('only once');
+    expect(() => body.chunks()).toThrow('only once');
   });
 });
 
@@ -193,44 +193,153 @@ describe('AnswerBody.pipe', () => {
   });
 });
 
-describe('AnswerBody.readable', () => {
-  it('yields the chunks and ends', async () => {
+describe('AnswerBody.chunks', () => {
+  it('yields the chunks in order, those that waited first, and ends', async () => {
     const { body } = connection();
-    const readable = body.readable();
     body.push(Buffer.from('a'));
+    const chunks = body.chunks();
+    const read = (async () => {
+      const taken: string[] = [];
+      for await (const chunk of chunks) taken.push(chunk.toString());
+      return taken;
+    })();
     body.push(Buffer.from('b'));
+    await turn();
+    body.push(Buffer.from('c'));
     body.end();
 
-    const chunks: string[] = [];
-    for await (const chunk of readable) chunks.push((chunk as Buffer).toString());
-    expect(chunks.join('')).toBe('ab');
+    expect(await read).toEqual(['a', 'b', 'c']);
+    await expect(chunks.next()).resolves.toEqual({ value: undefined, done: true });
   });
 
-  it('fails with the body, and destroying it gives the request up', async () => {
+  it("rejects a waiting read with the body's failure, once", async () => {
     const { body } = connection();
-    const readable = body.readable();
-    const read = (async () => {
-      for await (const chunk of readable) void chunk;
-    })();
+    const chunks = body.chunks();
+    const read = chunks.next();
     body.fail(new Error('UND_ERR_BODY_TIMEOUT'));
-    await expect(read).rejects.toThrow('UND_ERR_BODY_TIMEOUT');
 
-    const other = connection();
-    const stream = other.body.readable();
-    stream.destroy();
-    await turn();
-    expect(other.flow.aborted).toHaveLength(1);
-    expect(other.flow.aborted[0]).toBeInstanceOf(AnswerAbandoned);
+    await expect(read).rejects.toThrow('UND_ERR_BODY_TIMEOUT');
+    await expect(chunks.next()).resolves.toMatchObject({ done: true });
+
+    const early = connection().body;
+    early.fail(new Error('reset'));
+    const late = early.chunks();
+    await expect(late.next()).rejects.toThrow('reset');
   });
 
-  it('pauses the connection when its buffer is full and resumes it when read', async () => {
+  it('pauses the connection while 64 KiB wait untaken, and resumes it as they are taken', async () => {
     const { body, flow } = connection();
-    const readable = body.readable();
-    body.push(Buffer.alloc(80 * 1024));
+    const chunks = body.chunks();
+    body.push(Buffer.alloc(40 * 1024));
+    body.push(Buffer.alloc(40 * 1024));
     expect(flow.paused).toBe(true);
 
-    readable.read();
+    await chunks.next();
     expect(flow.paused).toBe(false);
+  });
+
+  it('leaves the body and what waited to the next reader when it is left early, without aborting', async () => {
+    const { body, flow } = connection();
+    const chunks = body.chunks();
+    body.push(Buffer.from('event: one\n\n'));
+    for await (const chunk of chunks) {
+      expect(chunk.toString()).toBe('event: one\n\n');
+      break;
+    }
+    body.push(Buffer.from('event: two\n\n'));
+    const rest = body.whole();
+    body.push(Buffer.from('event: three\n\n'));
+    body.end();
+
+    expect((await rest).toString()).toBe('event: two\n\nevent: three\n\n');
+    expect(flow.aborted).toHaveLength(0);
+  });
+
+  it('lets a next reader come after it was left, also once the body is over', async () => {
+    const { body } = connection();
+    const chunks = body.chunks();
+    body.push(Buffer.from('data: last\n\n'));
+    body.end();
+    for await (const chunk of chunks) void chunk;
+    await chunks.return!();
+
+    await expect(body.drop(1 << 20)).resolves.toBeUndefined();
+  });
+
+  it('hands chunks it had queued but not given back to the next reader', async () => {
+    const { body } = connection();
+    const chunks = body.chunks();
+    body.push(Buffer.from('a'));
+    body.push(Buffer.from('b'));
+    await chunks.next();
+    await chunks.return!();
+
+    body.end();
+    expect((await body.whole()).toString()).toBe('b');
+  });
+});
+
+describe('AnswerBody.drop', () => {
+  it('reads what is left to the end, so the connection can serve the next call', async () => {
+    const { body, flow } = connection();
+    body.push(Buffer.from('event: ping\n\n'));
+    const done = body.drop(1 << 20);
+    body.push(Buffer.from('data: trailing\n\n'));
+    body.end();
+
+    await done;
+    expect(flow.aborted).toHaveLength(0);
+  });
+
+  it('gives up on a body that goes on past its limit', async () => {
+    const { body, flow } = connection();
+    const done = body.drop(1 << 20);
+    for (let index = 0; index < 20; index++) body.push(Buffer.alloc(64 * 1024));
+
+    await done;
+    expect(flow.aborted).toHaveLength(1);
+    expect(body.finished).toBe(true);
+  });
+
+  it('gives up on a body that does not end within its patience', async () => {
+    jest.useFakeTimers();
+    try {
+      const { body, flow } = connection();
+      const done = body.drop(1 << 20, 5_000);
+      body.push(Buffer.from('data: still here\n\n'));
+      jest.advanceTimersByTime(4_999);
+      expect(flow.aborted).toHaveLength(0);
+      jest.advanceTimersByTime(1);
+      jest.useRealTimers();
+
+      await done;
+      expect(flow.aborted).toHaveLength(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('resolves at once for a body that already ended or failed', async () => {
+    const ended = connection().body;
+    ended.end();
+    const failed = connection();
+    failed.body.fail(new Error('reset'));
+
+    await expect(ended.drop(1 << 20)).resolves.toBeUndefined();
+    await expect(failed.body.drop(1 << 20)).resolves.toBeUndefined();
+    expect(failed.flow.aborted).toHaveLength(0);
+  });
+});
+
+describe('AnswerBody.destroy', () => {
+  it('gives the request up with an AnswerAbandoned, and a waiting reader gets it', async () => {
+    const { body, flow } = connection();
+    const read = body.chunks().next();
+    body.destroy();
+
+    await expect(read).rejects.toBeInstanceOf(AnswerAbandoned);
+    expect(flow.aborted).toHaveLength(1);
+    expect(flow.aborted[0]).toBeInstanceOf(AnswerAbandoned);
   });
 });
 

@@ -1,5 +1,3 @@
-import { Readable } from 'node:stream';
-
 /** What an answer body can ask of the connection it arrives on (undici's dispatch controller). */
 export interface AnswerFlow {
   /** Stop reading the socket until `resume`. */
@@ -25,9 +23,9 @@ const SETTLED_FLOW: AnswerFlow = { pause: () => undefined, resume: () => undefin
 
 /**
  * The body of an upstream answer as undici hands it over chunk by chunk (DESIGN.md section 6):
- * read once, whole (`whole`), piped chunk by chunk with backpressure (`pipe`), or as a Readable
- * for the readers that iterate (`readable`). The first two are what nearly every call does, and
- * they cost no stream: a Readable per answer (undici's `request()`) took ~4.5 µs of a bare
+ * read whole (`whole`), piped chunk by chunk with backpressure (`pipe`), pulled a chunk at a
+ * time (`chunks`), or read to its end and dropped (`drop`), by one reader at a time. None of
+ * them costs a stream: a Readable per answer (undici's `request()`) took ~4.5 µs of a bare
  * proxy's ~46 µs per JSON call and ~8 µs per chat stream (docs/performance.md).
  *
  * Chunks that arrive before a reader claims the body wait for it, up to HIGH_WATER_BYTES, and
@@ -174,22 +172,93 @@ export class AnswerBody {
     });
   }
 
-  /** The body as a Readable, for readers that iterate or pipe it. Destroying it gives the body up. */
-  readable(): Readable {
-    const readable = new Readable({
-      read: () => this.flow.resume(),
-      destroy: (error, callback) => {
-        this.destroy(error ?? undefined);
-        callback(error);
-      },
-    });
+  /**
+   * The chunks one `next()` at a time, for readers that pull (translated streams, answers read
+   * before failover). Chunks that arrive before they are asked for wait, up to HIGH_WATER_BYTES,
+   * then the connection pauses. Leaving (`return`, as `break` does) leaves the body as it is, with
+   * what waited, for another reader: the caller decides what becomes of the rest (`drop`,
+   * `destroy`).
+   */
+  chunks(): AsyncIterableIterator<Buffer> {
+    let queue: Buffer[] = [];
+    let queued = 0;
+    let asking: { resolve: (result: IteratorResult<Buffer>) => void; reject: (error: Error) => void } | undefined;
+    let over: { error?: Error } | undefined;
+    let left = false;
     this.claim(
       (chunk) => {
-        if (!readable.push(chunk)) this.flow.pause();
+        if (asking === undefined) {
+          queue.push(chunk);
+          queued += chunk.length;
+          if (queued >= HIGH_WATER_BYTES) this.flow.pause();
+          return;
+        }
+        const { resolve } = asking;
+        asking = undefined;
+        resolve({ value: chunk, done: false });
       },
-      (error) => (error ? readable.destroy(error) : readable.push(null)),
+      (error) => {
+        if (asking === undefined) {
+          over = { error };
+          return;
+        }
+        // Told to the reader that waits: reported once, as an iterator does.
+        over = {};
+        const { resolve, reject } = asking;
+        asking = undefined;
+        if (error) reject(error);
+        else resolve({ value: undefined, done: true });
+      },
     );
-    return readable;
+    const iterator: AsyncIterableIterator<Buffer> = {
+      next: () => {
+        if (queue.length > 0) {
+          const chunk = queue.shift()!;
+          queued -= chunk.length;
+          if (queued < HIGH_WATER_BYTES) this.flow.resume();
+          return Promise.resolve({ value: chunk, done: false });
+        }
+        if (left) return Promise.resolve({ value: undefined, done: true });
+        if (over === undefined) return new Promise((resolve, reject) => (asking = { resolve, reject }));
+        if (over.error === undefined) return Promise.resolve({ value: undefined, done: true });
+        const error = over.error;
+        over = {}; // a failure is reported once, as an iterator does
+        return Promise.reject(error);
+      },
+      return: () => {
+        if (!left) {
+          left = true;
+          this.unclaim(queue, queued);
+          queue = [];
+          queued = 0;
+        }
+        return Promise.resolve({ value: undefined, done: true });
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  /**
+   * Reads what is left and drops it, so that the connection serves the next call; a body that
+   * goes on past `limitBytes`, or past `patienceMs` when given, is given up instead (the
+   * connection is closed). Resolves when the body is over, however it ended; never rejects.
+   */
+  drop(limitBytes: number, patienceMs?: number): Promise<void> {
+    return new Promise((resolve) => {
+      let size = 0;
+      const timer = patienceMs === undefined ? undefined : setTimeout(() => this.destroy(), patienceMs);
+      this.claim(
+        (chunk) => {
+          size += chunk.length;
+          if (size > limitBytes) this.destroy();
+        },
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      );
+    });
   }
 
   /**
@@ -208,5 +277,17 @@ export class AnswerBody {
     this.sink = sink;
     this.settle = settle;
     this.flow.resume();
+  }
+
+  /**
+   * A reader that leaves (early, or after the end it was told of) gives the body back, with the
+   * chunks it did not take first: a next reader gets them, then the rest or the end.
+   */
+  private unclaim(untaken: Buffer[], bytes: number): void {
+    this.pending = untaken;
+    this.pendingBytes = bytes;
+    this.sink = undefined;
+    this.settle = undefined;
+    this.claimed = false;
   }
 }

@@ -174,19 +174,8 @@ const MAX_BUFFERED_ERROR_BYTES = 1 << 20;
 
 /** Reads and drops an answer that will not be used, so its keep-alive socket is reused. */
 async function discard(answer: OpenedResponse): Promise<void> {
-  let size = 0;
-  const body = answer.body.readable();
-  try {
-    for await (const chunk of body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BUFFERED_ERROR_BYTES) break;
-    }
-  } catch {
-    // Nothing to keep from it either way.
-  } finally {
-    body.destroy();
-    answer.done();
-  }
+  await answer.body.drop(MAX_BUFFERED_ERROR_BYTES);
+  answer.done();
 }
 
 /**
@@ -197,9 +186,9 @@ async function buffered(answer: OpenedResponse, limit = MAX_BUFFERED_ERROR_BYTES
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of answer.body.readable()) {
-      size += (chunk as Buffer).length;
-      if (size <= limit) chunks.push(chunk as Buffer);
+    for await (const chunk of answer.body.chunks()) {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
     }
   } catch {
     // A broken error body still counts as that line's answer.

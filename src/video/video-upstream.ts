@@ -55,14 +55,13 @@ export class VideoUpstream {
       });
       const chunks: Buffer[] = [];
       let size = 0;
-      const body = response.body.readable();
-      for await (const chunk of body) {
-        size += (chunk as Buffer).length;
+      for await (const chunk of response.body.chunks()) {
+        size += chunk.length;
         if (size > MAX_ANSWER_BYTES) {
-          body.destroy();
+          response.body.destroy();
           throw new GatewayError('upstream_failed', 'The upstream answered the task request with an oversized body.');
         }
-        chunks.push(chunk as Buffer);
+        chunks.push(chunk);
       }
       const type = response.headers['content-type'];
       answer = { statusCode: response.statusCode, contentType: typeof type === 'string' ? type : 'application/json', body: Buffer.concat(chunks) };

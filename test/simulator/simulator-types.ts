@@ -23,7 +23,8 @@ export interface RecordedRequest {
  * - `never-respond`: keep the request open until the client gives up or the simulator stops.
  * - `stall-mid-stream`: stop writing after `afterEvents` SSE events (JSON: after half the body).
  * - `raw`: answer `status` with `contentType` and exactly these bytes, each chunk its own write
- *   (chunked transfer, no length), the way a faulty vendor or a proxy in front of one sends them:
+ *   (chunked transfer, no length; the last one with the end of the body), the way a faulty vendor
+ *   or a proxy in front of one sends them:
  *   broken JSON, garbage in a stream, an error body with HTTP 200, a huge answer.
  */
 export type Failure =

@@ -64,14 +64,24 @@ export class ResponseWriter {
     this.breakOff();
   }
 
-  /** Exactly these bytes, one write per chunk, in chunked transfer encoding. */
+  /**
+   * Exactly these bytes, one write per chunk, in chunked transfer encoding; the last chunk goes
+   * out with the end of the body (one write, as servers commonly send a stream's final event),
+   * so a reader may get both in one read.
+   */
   async raw(status: number, contentType: string, chunks: Iterable<string | Buffer>): Promise<void> {
     this.response.writeHead(status, { 'content-type': contentType, ...this.requestIdHeader() });
     this.response.flushHeaders();
-    for (const chunk of chunks) {
+    // One chunk ahead, not all of them: a generator of chunks is read only as fast as they are written.
+    const iterator = chunks[Symbol.iterator]();
+    let current = iterator.next();
+    while (!current.done) {
       if (this.response.destroyed) return;
-      await this.write(chunk);
+      const next = iterator.next();
+      if (next.done) return void this.response.end(current.value);
+      await this.write(current.value);
       await this.pace();
+      current = next;
     }
     this.response.end();
   }
