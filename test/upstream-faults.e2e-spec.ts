@@ -471,6 +471,53 @@ describe('upstream faults', () => {
       expect(next.status).toBe(200);
     });
 
+    /** A complete messages stream for a translated call, as separate writes. */
+    function completeMessagesStream(): string[] {
+      const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      return [
+        event('message_start', { message: { id: 'msg_rest', type: 'message', role: 'assistant', model: UPSTREAM_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 11, output_tokens: 1 } } }),
+        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) + event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello' } }),
+        event('content_block_stop', { index: 0 }) + event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } }) + event('message_stop', {}),
+      ];
+    }
+
+    it('gives up an upstream that goes on for over 1 MiB after a translated stream is complete, and still completes and bills the stream', async () => {
+      const padding = `: ${'x'.repeat(64 * 1024 - 4)}\n\n`;
+      const total = 256; // 16 MiB after the final event
+      let pulled = 0;
+      function* body(): Generator<string> {
+        yield* completeMessagesStream();
+        for (; pulled < total; pulled++) yield padding;
+      }
+      harness.simulator.failNext(MESSAGES_PATH, raw('text/event-stream', body()));
+      const stream = openai.responses.stream({ model: 'quick-msg-only', input: 'Tell me about faults' });
+      const types: string[] = [];
+
+      for await (const item of stream) types.push(item.type);
+
+      expect((await stream.finalResponse()).output_text).toBe('Hello');
+      expect(types[types.length - 1]).toBe('response.completed');
+      expect(await recordOf(lastRequestId)).toMatchObject({ interface: 'responses', translatedTo: 'messages', status: 200, errorCode: null, usage: { input_tokens: 11, output_tokens: 3 } });
+      // The gateway closed the connection after about 1 MiB of the rest: the simulator stopped writing long before its end.
+      expect(pulled).toBeLessThan(total / 2);
+    });
+
+    it('gives up an upstream that keeps the connection open after a translated stream is complete, once its patience (5 s) is over', async () => {
+      // Every event of the reply, then neither more bytes nor the end of the body, on a line whose
+      // timeout is longer than the patience (line-quick's would end the wait first).
+      harness.simulator.failNext(MESSAGES_PATH, { ...raw('text/event-stream', completeMessagesStream()), keepOpen: true });
+      const started = Date.now();
+      const stream = openai.responses.stream({ model: 'msg-pair-only', input: 'Tell me about faults' });
+      const types: string[] = [];
+
+      for await (const item of stream) types.push(item.type);
+
+      expect(types[types.length - 1]).toBe('response.completed');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4_900);
+      expect((await stream.finalResponse()).output_text).toBe('Hello');
+      expect(await recordOf(lastRequestId)).toMatchObject({ line: 'line-a', interface: 'responses', translatedTo: 'messages', status: 200, errorCode: null });
+    }, 20_000);
+
     it('records a responses stream that ends in response.failed as an upstream error in the stream', async () => {
       const failed = { type: 'response.failed', sequence_number: 1, response: { id: 'resp_faults', object: 'response', status: 'failed', error: { code: 'server_error', message: 'boom' }, output: [], usage: null } };
       const chunks = [`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`];

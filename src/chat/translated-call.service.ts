@@ -8,14 +8,14 @@ import { returnedResponseHeaders } from '../upstream/header-policy';
 import { isBodyTimeout } from '../upstream/upstream-failure';
 import type { CanonicalUsage } from '../translation/canonical/response';
 import { TranslationRejection } from '../translation/canonical/request';
-import { decodeSse } from '../translation/sse/decode-sse';
+import { SseDecoder, type SseEvent } from '../translation/sse/decode-sse';
 import { encodeSseEvent } from '../translation/sse/encode-sse';
 import { messagesPingEvent } from '../translation/messages/encode-messages-stream';
-import { planTranslation, translateAnswer, translateError, translateStream, TranslationPlan } from '../translation/translate';
+import { planTranslation, StreamTranslation, translateAnswer, translateError, TranslationPlan } from '../translation/translate';
 import type { TranslatableEntry } from '../translation/translation-routes';
 import type { CallOutcome } from './call-recorder';
 import { drained, ForwardedCall, isEventStream } from './forwarded-call';
-import { withKeepAlive } from './keep-alive';
+import { KeepAlive } from './keep-alive';
 import { TranslationContextProvider } from './translation-context.provider';
 
 export interface TranslationSettings {
@@ -25,45 +25,14 @@ export interface TranslationSettings {
 export const TRANSLATION_SETTINGS = Symbol('TRANSLATION_SETTINGS');
 
 /**
- * The upstream body from its first read on (started already, see pipeStream), ending quietly
- * where it breaks off: the protocol decoders then see a stream that ended early and report it
- * in the client's protocol (an in-stream error event). `onBreak` learns why, for the usage
- * record. A decoder that stops reading before the body's end (it has its final event) leaves
- * the body as it is (the iterator does not destroy it): the caller decides what becomes of the
- * rest.
- */
-async function* untilBroken(firstRead: Promise<IteratorResult<Buffer>>, rest: AsyncIterableIterator<Buffer>, onBreak: (error: unknown) => void): AsyncGenerator<Uint8Array> {
-  try {
-    const first = await firstRead;
-    if (first.done) return;
-    yield first.value;
-    for await (const chunk of rest) yield chunk;
-  } catch (error) {
-    onBreak(error);
-  } finally {
-    // Returned at the first chunk, the iterator still listens to the body: let it go.
-    await rest.return?.();
-  }
-}
-
-/**
  * What may still follow a translated stream's last event before the connection is given up
  * instead: the rest is read (its end, as a rule) so that the connection serves the next call.
  */
 const REST_LIMIT_BYTES = 1 << 20;
 const REST_PATIENCE_MS = 5_000;
 
-/** How a promise settled within `ms`, or undefined when it had not by then. */
-function settledWithin<T>(promise: Promise<T>, ms: number): Promise<{ value: T } | { error: unknown } | undefined> {
-  const settled = promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  if (!Number.isFinite(ms)) return settled;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
-  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
-}
+/** A translated messages stream's keep-alive event (SPEC.md: after 15 s without upstream output). */
+const PING = encodeSseEvent(messagesPingEvent());
 
 /** Headers a translated call sends upstream besides the line credential: none of the client's protocol headers. */
 const TRANSLATED_REQUEST_HEADERS = ['user-agent'] as const;
@@ -179,46 +148,120 @@ export class TranslatedCallService {
     return { status: opened.statusCode, line: opened.line.id, errorCode: error.code ?? `upstream_${opened.statusCode}`, figures: undefined, upstreamHeadersMs: opened.headersMs };
   }
 
-  /** Translates the stream event by event with backpressure; messages clients get pings in long silences. */
+  /**
+   * Translates the stream as undici hands its chunks over, with backpressure (`AnswerBody.pipe`):
+   * the events a chunk completes are decoded, translated, encoded and written in that same call,
+   * with no promise per chunk or event (docs/performance.md). Messages clients get pings in long
+   * silences.
+   */
   private async pipeStream(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
     let usage: CanonicalUsage = {};
     let failed = false;
-    let timedOut = false;
-    const observe = (known: CanonicalUsage) => {
+    let broken: unknown;
+    /** The reader's own failure (the client gone, a translation that threw), not the upstream body's. */
+    let readerFailed = false;
+    let restBytes = 0;
+    let patience: NodeJS.Timeout | undefined;
+    const translation = new StreamTranslation(plan, this.context, (known) => {
       usage = known;
       onUsage(known);
+    });
+    const decoder = new SseDecoder();
+    const sendHead = () => response.writeHead(opened.statusCode, this.head(plan, opened, 'text/event-stream; charset=utf-8', 'stream'));
+    /** Writes the events; false when the client's socket is full. Throws when the client left. */
+    const send = (events: SseEvent[]): boolean => {
+      if (events.length === 0) return true;
+      if (response.destroyed) throw new Error('client closed');
+      let more = true;
+      for (const event of events) {
+        if (event.event === 'error') failed = true;
+        more = response.write(encodeSseEvent(event));
+      }
+      return more;
     };
     // The head waits for the upstream's first bytes, as a native stream's does: an upstream that
     // breaks off or stalls before them gets a proper status (ForwardedCall answers what is
     // thrown here in the called protocol's shape), not a 200 with an error event. A messages
     // client waits at most one ping interval: then the head and a ping go out.
-    const chunks = opened.body.chunks();
-    const firstRead = chunks.next();
-    const early = await settledWithin(firstRead, plan.entry === 'messages' ? this.settings.pingIntervalMs : Infinity);
-    if (early && 'error' in early) throw early.error;
-    if (early?.value.done) throw new GatewayError('upstream_failed', 'The upstream ended its stream before its first event.');
-    let events = translateStream(plan, decodeSse(untilBroken(firstRead, chunks, (error) => (timedOut = isBodyTimeout(error)))), this.context, observe);
-    if (plan.entry === 'messages') events = withKeepAlive(events, this.settings.pingIntervalMs, messagesPingEvent);
-    response.writeHead(opened.statusCode, this.head(plan, opened, 'text/event-stream; charset=utf-8', 'stream'));
+    const keepAlive =
+      plan.entry === 'messages'
+        ? new KeepAlive(this.settings.pingIntervalMs, () => {
+            // A client that does not read is not pinged: the silence is its own.
+            if (response.destroyed || response.writableNeedDrain) return;
+            if (!response.headersSent) sendHead();
+            response.write(PING);
+          })
+        : undefined;
+    /**
+     * The client's stream is complete. The rest of a good upstream stream (its end, as a rule)
+     * is read and dropped, so the connection serves the next call, unless it goes on too long;
+     * a stream that went wrong is cut off at once.
+     */
+    const finish = () => {
+      keepAlive?.stop();
+      send(translation.end());
+      if (failed) opened.body.destroy();
+      else patience = setTimeout(() => opened.body.destroy(), REST_PATIENCE_MS);
+    };
+    const pass = (chunk: Buffer): boolean => {
+      if (translation.finished) {
+        restBytes += chunk.length;
+        if (restBytes > REST_LIMIT_BYTES) opened.body.destroy();
+        return true;
+      }
+      try {
+        if (!response.headersSent) sendHead();
+        keepAlive?.heard();
+        let more = true;
+        for (const event of decoder.push(chunk)) {
+          if (!send(translation.read(event))) more = false;
+          if (translation.finished) {
+            finish();
+            break;
+          }
+        }
+        return more;
+      } catch (error) {
+        readerFailed = true;
+        throw error;
+      }
+    };
+    const clientDrained = () =>
+      drained(response).catch((error: unknown) => {
+        readerFailed = true;
+        throw error;
+      });
     try {
-      for await (const event of events) {
-        if (response.destroyed) throw new Error('client closed');
-        if (event.event === 'error') failed = true;
-        if (!response.write(encodeSseEvent(event))) await drained(response);
+      try {
+        await opened.body.pipe(pass, clientDrained);
+      } catch (error) {
+        // A body given up after the client's stream was complete (past the rest's limit or
+        // patience, or after an error event) was the gateway's choice: nothing is lost.
+        if (readerFailed || !response.headersSent) throw error;
+        if (!translation.finished) broken = error;
+      } finally {
+        clearTimeout(patience);
+        keepAlive?.stop();
+      }
+      if (!response.headersSent) throw new GatewayError('upstream_failed', 'The upstream ended its stream before its first event.');
+      // The upstream's events ended before its final one (ended or broken off): the decoders say
+      // so in the client's protocol.
+      if (!translation.finished) {
+        for (const event of decoder.end()) {
+          send(translation.read(event));
+          if (translation.finished) break;
+        }
+        send(translation.end());
       }
     } catch (error) {
       opened.body.destroy();
       throw error;
     }
-    // After the final event the rest of a good stream (its end, as a rule) is read, so the
-    // upstream connection serves the next call; a stream that went wrong is cut off at once.
-    if (failed) opened.body.destroy();
-    else await opened.body.drop(REST_LIMIT_BYTES, REST_PATIENCE_MS);
     response.end();
     return {
       status: opened.statusCode,
       line: opened.line.id,
-      errorCode: timedOut ? 'upstream_timeout' : failed ? 'upstream_stream_error' : null,
+      errorCode: broken !== undefined && isBodyTimeout(broken) ? 'upstream_timeout' : failed ? 'upstream_stream_error' : null,
       figures: usageFigures(usage),
       upstreamHeadersMs: opened.headersMs,
     };

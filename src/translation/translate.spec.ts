@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TranslationContext } from './canonical/ids';
 import type { CanonicalUsage } from './canonical/response';
-import { decodeSse, SseEvent } from './sse/decode-sse';
-import { planTranslation, translateAnswer, translateStream, TranslationPlan } from './translate';
+import { SseDecoder, SseEvent } from './sse/decode-sse';
+import { planTranslation, StreamTranslation, translateAnswer, TranslationPlan } from './translate';
 import type { TextProtocol, TranslatableEntry } from './translation-routes';
 
 /**
@@ -27,8 +27,11 @@ function context(): TranslationContext {
   return { newId: (prefix) => `${prefix}_${++next}`, now: () => 1_800_000_000 };
 }
 
-async function* bytes(buffer: Buffer): AsyncGenerator<Uint8Array> {
-  for (let start = 0; start < buffer.length; start += 61) yield buffer.subarray(start, start + 61);
+/** The capture in chunks of 61 bytes, so that events and characters are cut anywhere. */
+function chunks(buffer: Buffer): Buffer[] {
+  const pieces: Buffer[] = [];
+  for (let start = 0; start < buffer.length; start += 61) pieces.push(buffer.subarray(start, start + 61));
+  return pieces;
 }
 
 const WEATHER_TOOL = { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
@@ -57,11 +60,17 @@ function plan(entry: TranslatableEntry, upstream: TextProtocol): TranslationPlan
   return planTranslation(entry, upstream, clientBody(entry), { upstreamModel: 'upstream-model', maxTokens: 8192 });
 }
 
-async function translatedStream(entry: TranslatableEntry, upstream: TextProtocol, name: string) {
+/** As the translated stream's loop reads: chunk by chunk until the translation is finished, then its end. */
+function translatedStream(entry: TranslatableEntry, upstream: TextProtocol, name: string) {
   let usage: CanonicalUsage = {};
   const events: SseEvent[] = [];
-  const source = translateStream(plan(entry, upstream), decodeSse(bytes(fixture(upstream, name))), context(), (known) => (usage = known));
-  for await (const event of source) events.push(event);
+  const translation = new StreamTranslation(plan(entry, upstream), context(), (known) => (usage = known));
+  const decoder = new SseDecoder();
+  for (const chunk of chunks(fixture(upstream, name))) {
+    for (const event of decoder.push(chunk)) if (!translation.finished) events.push(...translation.read(event));
+  }
+  for (const event of decoder.end()) if (!translation.finished) events.push(...translation.read(event));
+  events.push(...translation.end());
   return { events, usage };
 }
 
@@ -125,15 +134,15 @@ const RESPONSES_ENTRY_CASES: Array<[TextProtocol, string, string[]]> = [
 ];
 
 describe('translation to a responses client', () => {
-  it.each(RESPONSES_ENTRY_CASES)('streams %s upstream %s in the responses event order', async (upstream, name, items) => {
-    const { events } = await translatedStream('responses', upstream, `${name}.sse`);
+  it.each(RESPONSES_ENTRY_CASES)('streams %s upstream %s in the responses event order', (upstream, name, items) => {
+    const { events } = translatedStream('responses', upstream, `${name}.sse`);
     expect(eventOrder(events)).toEqual(['response.created', 'response.in_progress', ...items, 'response.completed']);
     const sequence = events.map((event) => (JSON.parse(event.data) as { sequence_number: number }).sequence_number);
     expect(sequence).toEqual(events.map((_, index) => index));
   });
 
-  it.each(RESPONSES_ENTRY_CASES)('gives the same response and usage from a %s upstream stream as from its JSON answer (%s)', async (upstream, name) => {
-    const { events, usage } = await translatedStream('responses', upstream, `${name}.sse`);
+  it.each(RESPONSES_ENTRY_CASES)('gives the same response and usage from a %s upstream stream as from its JSON answer (%s)', (upstream, name) => {
+    const { events, usage } = translatedStream('responses', upstream, `${name}.sse`);
     const answer = translateAnswer(plan('responses', upstream), JSON.parse(fixture(upstream, `${name}.json`).toString('utf8')), context());
     const completed = JSON.parse(events[events.length - 1].data) as { response: Record<string, unknown> };
     expect(withoutIds(completed.response.output)).toEqual(withoutIds(answer.body.output));
@@ -150,8 +159,8 @@ const MESSAGES_ENTRY_CASES: Array<[TextProtocol, string, string[]]> = [
 ];
 
 describe('translation to a messages client', () => {
-  it.each(MESSAGES_ENTRY_CASES)('streams %s upstream %s in the messages event order', async (upstream, name, blocks) => {
-    const { events } = await translatedStream('messages', upstream, `${name}.sse`);
+  it.each(MESSAGES_ENTRY_CASES)('streams %s upstream %s in the messages event order', (upstream, name, blocks) => {
+    const { events } = translatedStream('messages', upstream, `${name}.sse`);
     const order = eventOrder(events);
     expect(order[0]).toBe('message_start');
     expect(order.slice(-2)).toEqual(['message_delta', 'message_stop']);
@@ -159,8 +168,8 @@ describe('translation to a messages client', () => {
     expect(assembleMessage(events).content.map((block) => block.type)).toEqual(blocks);
   });
 
-  it.each(MESSAGES_ENTRY_CASES)('gives the same message and usage from a %s upstream stream as from its JSON answer (%s)', async (upstream, name) => {
-    const { events, usage } = await translatedStream('messages', upstream, `${name}.sse`);
+  it.each(MESSAGES_ENTRY_CASES)('gives the same message and usage from a %s upstream stream as from its JSON answer (%s)', (upstream, name) => {
+    const { events, usage } = translatedStream('messages', upstream, `${name}.sse`);
     const answer = translateAnswer(plan('messages', upstream), JSON.parse(fixture(upstream, name === 'chat-text-usage' ? 'chat-text.json' : `${name}.json`).toString('utf8')), context());
     const streamed = assembleMessage(events);
     expect(withoutIds(streamed.content)).toEqual(withoutIds(answer.body.content));
@@ -172,39 +181,30 @@ describe('translation to a messages client', () => {
   });
 });
 
-describe('translateStream when a stream ends early', () => {
+describe('StreamTranslation when a stream ends early', () => {
   const messagesEvent = (data: Record<string, unknown>): SseEvent => ({ event: String(data.type), data: JSON.stringify(data) });
   const start = messagesEvent({ type: 'message_start', message: { id: 'msg_1', model: 'upstream-model', usage: { input_tokens: 5, output_tokens: 1 } } });
   const textStart = messagesEvent({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
   const delta = messagesEvent({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Rayleigh' } });
 
-  /** Upstream events from a source that records how far it was read and whether it was closed. */
-  function upstream(events: SseEvent[]) {
-    const seen = { read: 0, closed: false };
-    async function* source(): AsyncGenerator<SseEvent> {
-      try {
-        for (const event of events) {
-          seen.read++;
-          yield event;
-        }
-      } finally {
-        seen.closed = true;
-      }
+  /** Reads the upstream events until the translation is finished, then its end; counts the events read. */
+  function translated(entry: TranslatableEntry, upstream: SseEvent[]): { read: number; events: SseEvent[] } {
+    const translation = new StreamTranslation(plan(entry, 'messages'), context(), () => undefined);
+    const events: SseEvent[] = [];
+    let read = 0;
+    for (const event of upstream) {
+      if (translation.finished) break;
+      read++;
+      events.push(...translation.read(event));
     }
-    return { seen, source: source() };
+    events.push(...translation.end());
+    return { read, events };
   }
 
-  async function translated(entry: TranslatableEntry, events: AsyncIterable<SseEvent>): Promise<SseEvent[]> {
-    const out: SseEvent[] = [];
-    for await (const event of translateStream(plan(entry, 'messages'), events, context(), () => undefined)) out.push(event);
-    return out;
-  }
+  it('ends the client stream in its protocol when the upstream stops before its final event', () => {
+    const { read, events } = translated('responses', [start, textStart, delta]);
 
-  it('ends the client stream in its protocol when the upstream stops before its final event', async () => {
-    const { seen, source } = upstream([start, textStart, delta]);
-    const events = await translated('responses', source);
-
-    expect(seen).toEqual({ read: 3, closed: true });
+    expect(read).toBe(3);
     expect(events[0].event).toBe('response.created');
     expect(events.map((event) => event.event)).toContain('response.output_text.delta');
     expect(events[events.length - 1].event).toBe('response.failed');
@@ -212,12 +212,11 @@ describe('translateStream when a stream ends early', () => {
     expect(JSON.parse(events[events.length - 1].data)).toMatchObject({ response: { error: { message: 'The upstream stream ended before message_stop.' } } });
   });
 
-  it('stops reading the upstream once the client stream is complete (an upstream error event), closing it', async () => {
+  it('is finished once the client stream is complete (an upstream error event): nothing after it is read', () => {
     const error = messagesEvent({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
-    const { seen, source } = upstream([start, textStart, delta, error, delta, delta]);
-    const events = await translated('messages', source);
+    const { read, events } = translated('messages', [start, textStart, delta, error, delta, delta]);
 
-    expect(seen).toEqual({ read: 4, closed: true });
+    expect(read).toBe(4);
     expect(events[events.length - 1]).toMatchObject({ event: 'error' });
     expect(JSON.parse(events[events.length - 1].data)).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
   });

@@ -1,4 +1,5 @@
 import type { CanonicalEvent } from './canonical/events';
+import type { StreamDecoder, StreamEncoder } from './canonical/stream-steps';
 import type { TranslationContext } from './canonical/ids';
 import type { CanonicalRequest, ReasoningOrigin } from './canonical/request';
 import type { CanonicalError, CanonicalOutputPart, CanonicalResponse, CanonicalUsage } from './canonical/response';
@@ -64,42 +65,51 @@ export function translateAnswer(plan: TranslationPlan, upstreamBody: unknown, co
 }
 
 /**
- * An upstream SSE stream as the called protocol's events. `onUsage` sees the usage figures as
- * they become known (the latest call holds the totals).
+ * An upstream SSE stream as the called protocol's events, one upstream event at a time:
+ * `read` returns what an upstream event gives the client, `end` what the client gets when the
+ * upstream's events end (its final event read, or cut short). `onUsage` sees the usage figures
+ * as they become known (the latest call holds the totals).
  *
  * The upstream's decoder, the usage observer and the called protocol's encoder run one after
- * the other on each upstream event, synchronously, inside this one generator: as a chain of
- * async generators each step cost a promise and a microtask hop per event. Returning early
- * (the client's stream complete, or the client gone) closes `upstreamEvents`, and so the
- * upstream request.
+ * the other, synchronously: the stream's loop awaits upstream chunks only. As a chain of async
+ * generators each step cost a promise and a microtask hop per event (docs/performance.md).
  */
-export async function* translateStream(
-  plan: TranslationPlan,
-  upstreamEvents: AsyncIterable<SseEvent>,
-  context: TranslationContext,
-  onUsage: (usage: CanonicalUsage) => void,
-): AsyncGenerator<SseEvent> {
-  const decoder = upstreamAdapter(plan).streamDecoder(plan.origin);
-  const encoder = ENTRY_ADAPTERS[plan.entry].streamEncoder(plan.echo, context);
-  const observe = usageObserver(customToolNames(plan.request), onUsage);
-  const encode = (events: CanonicalEvent[]): SseEvent[] => {
+export class StreamTranslation {
+  private readonly decoder: StreamDecoder;
+  private readonly encoder: StreamEncoder;
+  private readonly observe: (event: CanonicalEvent) => CanonicalEvent;
+
+  constructor(plan: TranslationPlan, context: TranslationContext, onUsage: (usage: CanonicalUsage) => void) {
+    this.decoder = upstreamAdapter(plan).streamDecoder(plan.origin);
+    this.encoder = ENTRY_ADAPTERS[plan.entry].streamEncoder(plan.echo, context);
+    this.observe = usageObserver(customToolNames(plan.request), onUsage);
+  }
+
+  /** Nothing more is read: the client's stream is complete, or the upstream's final event was read. */
+  get finished(): boolean {
+    return this.encoder.done || this.decoder.done;
+  }
+
+  read(event: SseEvent): SseEvent[] {
+    return this.encode(this.decoder.read(event));
+  }
+
+  /** The client stream's last events: nothing when it is complete, its proper end or an error when it is not. */
+  end(): SseEvent[] {
+    if (this.encoder.done) return [];
+    const last = this.decoder.done ? [] : this.encode(this.decoder.cutShort());
+    if (!this.encoder.done) last.push(...this.encoder.cutShort());
+    return last;
+  }
+
+  private encode(events: CanonicalEvent[]): SseEvent[] {
     const encoded: SseEvent[] = [];
     for (const event of events) {
-      encoded.push(...encoder.write(observe(event)));
-      if (encoder.done) break;
+      encoded.push(...this.encoder.write(this.observe(event)));
+      if (this.encoder.done) break;
     }
     return encoded;
-  };
-  for await (const event of upstreamEvents) {
-    yield* encode(decoder.read(event));
-    if (encoder.done) return;
-    if (decoder.done) break;
   }
-  if (!decoder.done) {
-    yield* encode(decoder.cutShort());
-    if (encoder.done) return;
-  }
-  yield* encoder.cutShort();
 }
 
 /** An upstream error answer re-expressed in the called protocol, status kept. */

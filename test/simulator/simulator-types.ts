@@ -25,7 +25,9 @@ export interface RecordedRequest {
  * - `raw`: answer `status` with `contentType` and exactly these bytes, each chunk its own write
  *   (chunked transfer, no length; the last one with the end of the body), the way a faulty vendor
  *   or a proxy in front of one sends them:
- *   broken JSON, garbage in a stream, an error body with HTTP 200, a huge answer.
+ *   broken JSON, garbage in a stream, an error body with HTTP 200, a huge answer. With
+ *   `keepOpen`, every chunk is written and the body is never ended (an upstream that holds the
+ *   connection after its last event).
  */
 export type Failure =
   | { status: number; body?: unknown; headers?: Record<string, string> }
@@ -34,7 +36,7 @@ export type Failure =
   | { kind: 'reset-mid-stream'; afterEvents: number }
   | { kind: 'never-respond' }
   | { kind: 'stall-mid-stream'; afterEvents: number }
-  | { kind: 'raw'; status: number; contentType: string; chunks: Iterable<string | Buffer> };
+  | { kind: 'raw'; status: number; contentType: string; chunks: Iterable<string | Buffer>; keepOpen?: boolean };
 
 /** A failure that lets the answer start and then breaks it. */
 export type Interruption = Extract<Failure, { kind: 'reset-mid-stream' | 'stall-mid-stream' }>;

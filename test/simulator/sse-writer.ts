@@ -67,9 +67,10 @@ export class ResponseWriter {
   /**
    * Exactly these bytes, one write per chunk, in chunked transfer encoding; the last chunk goes
    * out with the end of the body (one write, as servers commonly send a stream's final event),
-   * so a reader may get both in one read.
+   * so a reader may get both in one read. With `keepOpen` every chunk is its own write and the
+   * body is not ended.
    */
-  async raw(status: number, contentType: string, chunks: Iterable<string | Buffer>): Promise<void> {
+  async raw(status: number, contentType: string, chunks: Iterable<string | Buffer>, keepOpen = false): Promise<void> {
     this.response.writeHead(status, { 'content-type': contentType, ...this.requestIdHeader() });
     this.response.flushHeaders();
     // One chunk ahead, not all of them: a generator of chunks is read only as fast as they are written.
@@ -78,12 +79,12 @@ export class ResponseWriter {
     while (!current.done) {
       if (this.response.destroyed) return;
       const next = iterator.next();
-      if (next.done) return void this.response.end(current.value);
+      if (next.done && !keepOpen) return void this.response.end(current.value);
       await this.write(current.value);
       await this.pace();
       current = next;
     }
-    this.response.end();
+    if (!keepOpen) this.response.end();
   }
 
   async events(events: SseEvent[]): Promise<void> {

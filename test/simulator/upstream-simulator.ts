@@ -154,7 +154,7 @@ export class UpstreamSimulator {
       case 'never-respond':
         return; // stop() or the client's own abort ends it
       case 'raw':
-        return writer.raw(failure.status, failure.contentType, failure.chunks);
+        return writer.raw(failure.status, failure.contentType, failure.chunks, failure.keepOpen === true);
       case 'delay':
         await this.wait(failure.ms);
         if (request.socket.destroyed) return;

@@ -3,9 +3,9 @@ import type { CanonicalEvent } from './events';
 
 /**
  * An upstream protocol's stream read one event at a time, synchronously: what each upstream
- * event means canonically. Translation chains a decoder and an encoder inside one async
- * generator (`translateStream`); a layer of async generators per step cost a promise and a
- * microtask hop per event and layer.
+ * event means canonically. Translation chains a decoder and an encoder synchronously
+ * (`StreamTranslation`); a layer of async generators per step cost a promise and a microtask hop
+ * per event and layer.
  */
 export interface StreamDecoder {
   read(event: SseEvent): CanonicalEvent[];

@@ -19,7 +19,7 @@ export function decodeChatStream(events: AsyncIterable<SseEvent>): AsyncGenerato
   return decodeStreamWith(new ChatStreamDecoder(), events);
 }
 
-/** The chat stream read event by event (`translateStream` chains it with an encoder). */
+/** The chat stream read event by event (`StreamTranslation` chains it with an encoder). */
 export class ChatStreamDecoder implements StreamDecoder {
   done = false;
   private readonly stream = new ChatStreamReader();

@@ -22,7 +22,7 @@ interface OpenBlock {
   hasArguments: boolean;
 }
 
-/** The messages stream read event by event (`translateStream` chains it with an encoder). */
+/** The messages stream read event by event (`StreamTranslation` chains it with an encoder). */
 export class MessagesStreamReader implements StreamDecoder {
   done = false;
   private readonly blocks = new Map<number, OpenBlock>();

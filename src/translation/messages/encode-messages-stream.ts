@@ -46,7 +46,7 @@ const CANONICAL_ERROR_KINDS: ReadonlySet<string> = new Set<CanonicalError['kind'
   'timeout',
 ]);
 
-/** The messages stream written event by event (`translateStream` chains it with a decoder). */
+/** The messages stream written event by event (`StreamTranslation` chains it with a decoder). */
 export class MessagesStreamWriter implements StreamEncoder {
   done = false;
   private started = false;

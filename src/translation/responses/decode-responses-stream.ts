@@ -38,7 +38,7 @@ function escapeJsonText(text: string): string {
   return JSON.stringify(text).slice(1, -1);
 }
 
-/** The Responses stream read event by event (`translateStream` chains it with an encoder). */
+/** The Responses stream read event by event (`StreamTranslation` chains it with an encoder). */
 export class ResponsesStreamReader implements StreamDecoder {
   done = false;
   private started = false;

@@ -50,7 +50,7 @@ interface OpenItem {
   summaryOpened: boolean;
 }
 
-/** The Responses stream written event by event (`translateStream` chains it with a decoder). */
+/** The Responses stream written event by event (`StreamTranslation` chains it with a decoder). */
 export class ResponsesStreamWriter implements StreamEncoder {
   done = false;
   private sequence = 0;

@@ -1,4 +1,4 @@
-import { decodeSse, parseSseEvent, SseEventSplitter, type SseEvent } from './decode-sse';
+import { decodeSse, parseSseEvent, SseDecoder, SseEventSplitter, type SseEvent } from './decode-sse';
 
 /** Feeds `chunks` through one splitter and returns every piece as text, flush included. */
 function split(chunks: Array<string | Buffer>): string[] {
@@ -187,6 +187,22 @@ describe(parseSseEvent.name, () => {
 
   it('decodes multi-byte characters', () => {
     expect(parse('data: ключ 😀\n\n')).toEqual({ data: 'ключ 😀' });
+  });
+});
+
+describe(SseDecoder.name, () => {
+  it('returns the events each chunk completes, and at the end the last one if its line is complete', () => {
+    const decoder = new SseDecoder();
+    expect(decoder.push(Buffer.from('data: a\n\nevent: e\nda'))).toEqual([{ data: 'a' }]);
+    expect(decoder.push(Buffer.from('ta: b\n'))).toEqual([]);
+    expect(decoder.push(Buffer.from('\ndata: c\n'))).toEqual([{ event: 'e', data: 'b' }]);
+    expect(decoder.end()).toEqual([{ data: 'c' }]);
+  });
+
+  it('gives nothing at the end for an event cut in the middle of a line', () => {
+    const decoder = new SseDecoder();
+    expect(decoder.push(Buffer.from('data: a\n\ndata: {"par'))).toEqual([{ data: 'a' }]);
+    expect(decoder.end()).toEqual([]);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * Server-sent events, read side, in layers (STYLE.md "SSE in layers"):
  * bytes → raw events (`SseEventSplitter`, for pass-through piping) → fields (`parseSseEvent`)
- * → an async stream of events (`decodeSse`, for translation). JSON and meaning belong to the
- * protocol decoders above this file.
+ * → events a chunk at a time (`SseDecoder`, for translation) or as an async stream (`decodeSse`).
+ * JSON and meaning belong to the protocol decoders above this file.
  *
  * Everything below the parse step works on bytes, so a multi-byte UTF-8 character split across
  * chunks is only decoded once its event is complete.
@@ -198,25 +198,44 @@ function isDigits(value: string): boolean {
 }
 
 /**
- * Decodes a byte stream into events. Returning early (the client went away) closes `source`,
- * which lets the caller abort the upstream request.
+ * Bytes to events, synchronously: `push` returns the events a chunk completes, `end` what the
+ * end of the stream completes. The translated stream loop reads through this, with no promise
+ * per event (docs/performance.md).
  *
  * At the end of the stream an event missing its blank line is still dispatched when its last
  * line is complete (some servers omit the final blank line), but not when it stops mid-line:
  * that is a cut connection, and WHATWG discards the partial event.
  */
-export async function* decodeSse(source: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const splitter = new SseEventSplitter();
-  for await (const chunk of source) {
-    for (const raw of splitter.push(chunk)) {
+export class SseDecoder {
+  private readonly splitter = new SseEventSplitter();
+
+  push(chunk: Uint8Array): SseEvent[] {
+    const events: SseEvent[] = [];
+    for (const raw of this.splitter.push(chunk)) {
       const event = parseSseEvent(raw);
-      if (event !== undefined) yield event;
+      if (event !== undefined) events.push(event);
     }
+    return events;
   }
-  for (const raw of splitter.flush()) {
-    const last = raw[raw.length - 1];
-    if (last !== LINE_FEED && last !== CARRIAGE_RETURN) continue;
-    const event = parseSseEvent(raw);
-    if (event !== undefined) yield event;
+
+  end(): SseEvent[] {
+    const events: SseEvent[] = [];
+    for (const raw of this.splitter.flush()) {
+      const last = raw[raw.length - 1];
+      if (last !== LINE_FEED && last !== CARRIAGE_RETURN) continue;
+      const event = parseSseEvent(raw);
+      if (event !== undefined) events.push(event);
+    }
+    return events;
   }
+}
+
+/**
+ * Decodes a byte stream into an async stream of events (SseDecoder's rules). Returning early
+ * closes `source`, which lets the caller abort the upstream request.
+ */
+export async function* decodeSse(source: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
+  const decoder = new SseDecoder();
+  for await (const chunk of source) yield* decoder.push(chunk);
+  yield* decoder.end();
 }
