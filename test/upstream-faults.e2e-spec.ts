@@ -505,7 +505,7 @@ describe('upstream faults', () => {
     it('gives up an upstream that keeps the connection open after a translated stream is complete, once its patience (5 s) is over', async () => {
       // Every event of the reply, then neither more bytes nor the end of the body, on a line whose
       // timeout is longer than the patience (line-quick's would end the wait first).
-      harness.simulator.failNext(MESSAGES_PATH, { ...raw('text/event-stream', completeMessagesStream()), keepOpen: true });
+      harness.simulator.failNext(MESSAGES_PATH, { kind: 'raw', status: 200, contentType: 'text/event-stream', chunks: completeMessagesStream(), keepOpen: true });
       const started = Date.now();
       const stream = openai.responses.stream({ model: 'msg-pair-only', input: 'Tell me about faults' });
       const types: string[] = [];
