@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { GatewayError } from '../common/gateway-error';
 import type { UsageFigures } from '../metering/usage-figures';
+import type { DroppedRest } from '../upstream/answer-body';
 import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
 import { isBodyTimeout } from '../upstream/upstream-failure';
@@ -160,8 +161,8 @@ export class TranslatedCallService {
     let broken: unknown;
     /** The reader's own failure (the client gone, a translation that threw), not the upstream body's. */
     let readerFailed = false;
-    let restBytes = 0;
-    let patience: NodeJS.Timeout | undefined;
+    /** After the client's stream is complete: the upstream's rest, read and dropped (AnswerBody.drop's rules). */
+    let rest: DroppedRest | undefined;
     const translation = new StreamTranslation(plan, this.context, (known) => {
       usage = known;
       onUsage(known);
@@ -201,12 +202,11 @@ export class TranslatedCallService {
       keepAlive?.stop();
       send(translation.end());
       if (failed) opened.body.destroy();
-      else patience = setTimeout(() => opened.body.destroy(), REST_PATIENCE_MS);
+      else rest = opened.body.dropping(REST_LIMIT_BYTES, REST_PATIENCE_MS);
     };
     const pass = (chunk: Buffer): boolean => {
       if (translation.finished) {
-        restBytes += chunk.length;
-        if (restBytes > REST_LIMIT_BYTES) opened.body.destroy();
+        rest?.take(chunk);
         return true;
       }
       try {
@@ -240,7 +240,7 @@ export class TranslatedCallService {
         if (readerFailed || !response.headersSent) throw error;
         if (!translation.finished) broken = error;
       } finally {
-        clearTimeout(patience);
+        rest?.stop();
         keepAlive?.stop();
       }
       if (!response.headersSent) throw new GatewayError('upstream_failed', 'The upstream ended its stream before its first event.');

@@ -18,6 +18,13 @@ export class AnswerAbandoned extends Error {
   }
 }
 
+/** The rest of a body being read and dropped (`AnswerBody.dropping`). */
+export interface DroppedRest {
+  take(chunk: Buffer): void;
+  /** The body is over: no more patience needed. */
+  stop(): void;
+}
+
 /** A flow for a body that is complete already: there is nothing to pause or abort. */
 const SETTLED_FLOW: AnswerFlow = { pause: () => undefined, resume: () => undefined, abort: () => undefined };
 
@@ -246,19 +253,29 @@ export class AnswerBody {
    */
   drop(limitBytes: number, patienceMs?: number): Promise<void> {
     return new Promise((resolve) => {
-      let size = 0;
-      const timer = patienceMs === undefined ? undefined : setTimeout(() => this.destroy(), patienceMs);
-      this.claim(
-        (chunk) => {
-          size += chunk.length;
-          if (size > limitBytes) this.destroy();
-        },
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      );
+      const rest = this.dropping(limitBytes, patienceMs);
+      this.claim(rest.take, () => {
+        rest.stop();
+        resolve();
+      });
     });
+  }
+
+  /**
+   * `drop`'s rules for a reader that keeps the body and needs no more of it (a translated
+   * stream's pipe after the final event): `take` each chunk that follows; past `limitBytes`, or
+   * past `patienceMs` from now when given, the body is given up. `stop` when the body is over.
+   */
+  dropping(limitBytes: number, patienceMs?: number): DroppedRest {
+    let size = 0;
+    const timer = patienceMs === undefined ? undefined : setTimeout(() => this.destroy(), patienceMs);
+    return {
+      take: (chunk) => {
+        size += chunk.length;
+        if (size > limitBytes) this.destroy();
+      },
+      stop: () => clearTimeout(timer),
+    };
   }
 
   /**
