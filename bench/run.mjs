@@ -16,9 +16,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool, request } from 'undici';
+import { request } from 'undici';
 import { gatewayEnv as gatewayEnvOf } from './gateway-env.mjs';
 import { judge, targetsTable } from './targets.mjs';
+import { probeFirstBytes } from './ttfb.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -39,7 +40,8 @@ const HELP = `Usage: npm run bench [-- options]     (or: node bench/run.mjs [opt
                          table shows what the frameworks cost before the gateway does anything
   --data-dir DIR         the embedded database's folder (default: data/ in the results folder;
                          \`memory\` keeps it in memory, as the test suites do)
-  --ttfb-seconds S       per stream scenario and target: sequential streams for the TTFB probe (3; --quick 1)
+  --ttfb-seconds S       per stream scenario and target: seconds of sequential streams for the TTFB
+                         probe, the targets taking turns of 0.25 s (5; --quick 1)
   --chunks N             content chunks per simulated stream (20)
   --loadgen auto|wrk|autocannon    (auto: wrk when installed)
   --pin auto|on|off      taskset: load generator, simulator and runner on one CPU, the target on
@@ -84,7 +86,7 @@ const DURATION = Math.max(1, Math.round(numberOption('duration', 10, 3))); // wr
 const REPS = Math.max(1, Math.floor(numberOption('reps', 2, 1)));
 const WARMUP = Math.round(numberOption('warmup', 2, 1));
 const FIRST_WARMUP = 2; // once per target and request kind: lets the JIT settle
-const TTFB_SECONDS = numberOption('ttfb-seconds', 3, 1);
+const TTFB_SECONDS = numberOption('ttfb-seconds', 5, 1);
 const CHUNKS = Math.max(1, Math.floor(numberOption('chunks', 20, 20)));
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -397,38 +399,6 @@ async function load({ url, headers, body }, connections, duration) {
 }
 
 /** Sequential streams over one kept-alive connection: time to the first body byte. */
-async function ttfbProbe(req, seconds) {
-  const origin = new URL(req.url).origin;
-  const pool = new Pool(origin, { connections: 1 });
-  const ttfb = [];
-  const total = [];
-  let errors = 0;
-  const until = Date.now() + seconds * 1000;
-  try {
-    while (Date.now() < until) {
-      const t0 = process.hrtime.bigint();
-      let first = null;
-      try {
-        const response = await pool.request({ path: req.path, method: 'POST', headers: req.headers, body: req.body });
-        for await (const part of response.body) if (first === null && part.length > 0) first = process.hrtime.bigint();
-        if (response.statusCode !== 200 || first === null) { errors++; continue; }
-      } catch {
-        errors++;
-        continue;
-      }
-      ttfb.push(Number(first - t0) / 1e6);
-      total.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-  } finally {
-    await pool.close();
-  }
-  const pct = (values, p) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : null;
-  };
-  return { streams: ttfb.length, errors, ttfb_p50_ms: round(pct(ttfb, 50), 3), ttfb_p99_ms: round(pct(ttfb, 99), 3), complete_p50_ms: round(pct(total, 50), 3) };
-}
-
 // ------------------------------------------------------------------ the run
 async function main() {
   for (const script of ['bench-gateway.js', ...(opt.floor ? ['bench-floor.js'] : [])]) {
@@ -511,7 +481,9 @@ async function main() {
       }
     }
     if (scenario.stream && TTFB_SECONDS > 0) {
-      for (const target of cellTargets) ttfb[`${scenario.name}/${target.name}`] = await ttfbProbe(requestFor(target, scenario), TTFB_SECONDS);
+      // Interleaved in short turns (ttfb.mjs): a slow spell of the machine falls on every target alike.
+      const probed = await probeFirstBytes(Object.fromEntries(cellTargets.map((target) => [target.name, requestFor(target, scenario)])), TTFB_SECONDS);
+      for (const target of cellTargets) ttfb[`${scenario.name}/${target.name}`] = probed[target.name];
     }
   }
 
