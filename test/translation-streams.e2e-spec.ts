@@ -180,6 +180,36 @@ async function readSseUntil(response: Response, enough: (items: SseItem[]) => bo
   return items;
 }
 
+/**
+ * The event names of a stream, read until `enough`; the data is not kept (a stream of tens of
+ * MiB would otherwise be held as one string).
+ */
+async function eventNamesUntil(response: Response, enough: (names: string[]) => boolean): Promise<string[]> {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  const names: string[] = [];
+  let pending = '';
+  try {
+    while (!enough(names)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      pending += decoder.decode(value, { stream: true });
+      let start = 0;
+      let end = pending.indexOf('\n\n');
+      while (end !== -1) {
+        const block = pending.slice(start, end);
+        if (block.startsWith('event: ')) names.push(block.slice(7, block.indexOf('\n')));
+        start = end + 2;
+        end = pending.indexOf('\n\n', start);
+      }
+      pending = pending.slice(start);
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return names;
+}
+
 /** Event types of a raw stream, keep-alive pings left out (they may come at any point). */
 function typesOf(items: SseItem[]): string[] {
   return items.filter((item) => item.event !== 'ping').map((item) => JSON.parse(item.data).type as string);
@@ -553,6 +583,38 @@ describe('translated streams', () => {
       expect(gateway.simulator.requests.map((request) => request.path)).toEqual([path]);
       const record = await recordOnceWritten(response.headers.get('x-request-id') ?? '');
       expect(record).toMatchObject({ interface: 'messages', translatedTo: UPSTREAM[model].protocol, stream: true, status: 499 });
+    });
+  });
+
+  describe('keep-alive pings and a client that does not read', () => {
+    /** Content deltas of 256 KiB: far more than the sockets between the gateway and the client hold. */
+    const DELTAS = 128;
+    const PIECE = 'x'.repeat(256 * 1024);
+    const chatChunk = (delta: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-full', object: 'chat.completion.chunk', created: 1, model: UPSTREAM['chat-only'].model, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+
+    it('does not ping a client whose socket is full: the pings come once it has read what waited', async () => {
+      // The upstream sends 32 MiB of text at once, then nothing, holding its connection open.
+      const chunks = [chatChunk({ role: 'assistant', content: '' }), ...Array.from({ length: DELTAS }, () => chatChunk({ content: PIECE }))];
+      gateway.simulator.failNext('/v1/chat/completions', { kind: 'raw', status: 200, contentType: 'text/event-stream', chunks, keepOpen: true });
+      const client = new AbortController();
+
+      const response = await post('/v1/messages', { model: 'chat-only', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Fill my socket' }] }, client.signal);
+      expect(response.status).toBe(200);
+      // Ten ping intervals without reading: the gateway's writes fill the socket, and it stops
+      // reading the upstream; the silence that follows is the client's own, not the upstream's.
+      await new Promise((resolve) => setTimeout(resolve, 10 * PING_INTERVAL_MS));
+      const names = await eventNamesUntil(response, (seen) => {
+        const lastDelta = seen.lastIndexOf('content_block_delta');
+        return seen.filter((name) => name === 'content_block_delta').length >= DELTAS && seen.slice(lastDelta).filter((name) => name === 'ping').length >= 2;
+      });
+      client.abort();
+
+      const lastDelta = names.lastIndexOf('content_block_delta');
+      expect(names.filter((name) => name === 'content_block_delta')).toHaveLength(DELTAS);
+      // Not one ping among the deltas that waited; after them the upstream's silence is pinged as usual.
+      expect(names.slice(0, lastDelta).filter((name) => name === 'ping')).toEqual([]);
+      expect(names.slice(lastDelta).filter((name) => name === 'ping').length).toBeGreaterThanOrEqual(2);
     });
   });
 
