@@ -156,41 +156,18 @@ function parseSse(text: string): SseItem[] {
     .map(parseSseBlock);
 }
 
-/** Reads SSE items off a live response until `enough` says so (or the stream ends). */
-async function readSseUntil(response: Response, enough: (items: SseItem[]) => boolean): Promise<SseItem[]> {
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  const items: SseItem[] = [];
-  let buffer = '';
-  try {
-    while (!enough(items)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let end = buffer.indexOf('\n\n');
-      while (end !== -1) {
-        if (buffer.slice(0, end).trim() !== '') items.push(parseSseBlock(buffer.slice(0, end)));
-        buffer = buffer.slice(end + 2);
-        end = buffer.indexOf('\n\n');
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return items;
-}
-
 /**
- * The event names of a stream, read until `enough`; the data is not kept (a stream of tens of
- * MiB would otherwise be held as one string).
+ * Reads the SSE blocks of a live response, each turned into an item by `itemOf`, until `enough`
+ * says so (or the stream ends). A block's text is let go of once read, so a stream of tens of
+ * MiB is not held as one string.
  */
-async function eventNamesUntil(response: Response, enough: (names: string[]) => boolean): Promise<string[]> {
+async function readBlocksUntil<T>(response: Response, itemOf: (block: string) => T, enough: (items: T[]) => boolean): Promise<T[]> {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
-  const names: string[] = [];
+  const items: T[] = [];
   let pending = '';
   try {
-    while (!enough(names)) {
+    while (!enough(items)) {
       const { value, done } = await reader.read();
       if (done) break;
       pending += decoder.decode(value, { stream: true });
@@ -198,7 +175,7 @@ async function eventNamesUntil(response: Response, enough: (names: string[]) => 
       let end = pending.indexOf('\n\n');
       while (end !== -1) {
         const block = pending.slice(start, end);
-        if (block.startsWith('event: ')) names.push(block.slice(7, block.indexOf('\n')));
+        if (block.trim() !== '') items.push(itemOf(block));
         start = end + 2;
         end = pending.indexOf('\n\n', start);
       }
@@ -207,7 +184,17 @@ async function eventNamesUntil(response: Response, enough: (names: string[]) => 
   } finally {
     await reader.cancel().catch(() => undefined);
   }
-  return names;
+  return items;
+}
+
+/** Reads SSE items off a live response until `enough` says so (or the stream ends). */
+function readSseUntil(response: Response, enough: (items: SseItem[]) => boolean): Promise<SseItem[]> {
+  return readBlocksUntil(response, parseSseBlock, enough);
+}
+
+/** The event names of a live response (the data is not kept) until `enough` says so. */
+function eventNamesUntil(response: Response, enough: (names: string[]) => boolean): Promise<string[]> {
+  return readBlocksUntil(response, (block) => (block.startsWith('event: ') ? block.slice(7, block.indexOf('\n')) : ''), enough);
 }
 
 /** Event types of a raw stream, keep-alive pings left out (they may come at any point). */
