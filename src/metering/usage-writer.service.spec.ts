@@ -6,7 +6,7 @@ import { NANO_PER_UNIT } from '../config/money';
 import { openDataSource } from '../database/data-source';
 import { QuotaService } from './quota.service';
 import type { UsageDraft } from './usage-draft';
-import { UsageWriter, UsageWriterSettings } from './usage-writer.service';
+import { copyText, UsageWriter, UsageWriterSettings } from './usage-writer.service';
 
 /** Long enough that no timer writes anything unless a test waits for it. */
 const QUIET: UsageWriterSettings = { flushIntervalMs: 60_000, batchSize: 500, shutdownDeadlineMs: 10_000 };
@@ -63,6 +63,17 @@ async function until(condition: () => Promise<boolean>, what: string): Promise<v
   }
   throw new Error(`gave up waiting for ${what}`);
 }
+
+describe(copyText.name, () => {
+  it('writes a line per record, tab-separated, NULL as \\N, COPY\'s special characters escaped, the last line ended', () => {
+    const rows = [
+      ['plain', 200, true, null, new Date(Date.UTC(2026, 10, 26, 1, 2, 3, 4))],
+      ['tab\there', -1, false, 'back\\slash\nnew\rline', undefined],
+    ];
+    expect(copyText(rows)).toBe('plain\t200\tt\t\\N\t2026-11-26T01:02:03.004Z\ntab\\there\t-1\tf\tback\\\\slash\\nnew\\rline\t\\N\n');
+    expect(copyText([])).toBe('');
+  });
+});
 
 describe(UsageWriter.name, () => {
   let dataSource: DataSource;

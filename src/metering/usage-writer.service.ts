@@ -39,11 +39,17 @@ function copyField(value: unknown): string {
   return COPY_SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (character) => COPY_ESCAPES[character]) : text;
 }
 
-/** The batch in COPY's text format: a line per record, tab-separated, `\N` for NULL. */
+/**
+ * The batch in COPY's text format: a line per record, tab-separated, `\N` for NULL. Joined, not
+ * appended line by line: `join` gives one flat string, where `+=` left a string of a piece per
+ * record for the engine's Blob to copy flat.
+ */
 export function copyText(rows: unknown[][]): string {
-  let text = '';
-  for (const row of rows) text += `${row.map(copyField).join('\t')}\n`;
-  return text;
+  const lines = new Array<string>(rows.length + 1);
+  for (let index = 0; index < rows.length; index++) lines[index] = rows[index].map(copyField).join('\t');
+  // The empty last element ends the last line with its newline.
+  lines[rows.length] = '';
+  return lines.join('\n');
 }
 
 function rowOf(draft: UsageDraft): unknown[] {
