@@ -383,6 +383,33 @@ keys: []
       );
 
       it(
+        "closes a client's spare connection (opened, nothing sent) instead of draining until the deadline for it",
+        async () => {
+          const folder = await dataDir();
+          const path = await configFile('spare-connection.yaml', goodConfigYaml(slowUrl));
+          const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: folder, ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY, SHUTDOWN_DRAIN_MS: '20000' });
+          await gateway.waitUntilReady();
+          await chatCall(gateway.url);
+          // Load balancers and HTTP clients keep connections open ahead of need; Node's
+          // closeIdleConnections leaves one that never carried a request.
+          const { hostname, port } = new URL(gateway.url);
+          const spare = connect(Number(port), hostname);
+          await new Promise((resolve) => spare.once('connect', resolve));
+          const spareClosed = new Promise((resolve) => spare.once('close', resolve));
+
+          gateway.child.kill('SIGTERM');
+          const exit = await gateway.waitForExit();
+          await spareClosed;
+
+          expect(exit).toEqual({ code: 0, signal: null });
+          // Done once the spare connection was closed, not at the 20 s deadline.
+          expect(gateway.output).not.toContain('drain deadline');
+          expect(spare.bytesRead).toBe(0);
+        },
+        START_PATIENCE_MS + EXIT_PATIENCE_MS,
+      );
+
+      it(
         'cuts a stream still running at SHUTDOWN_DRAIN_MS, records it as 499 with what it used, and exits 0',
         async () => {
           const folder = await dataDir();
