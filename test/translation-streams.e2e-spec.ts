@@ -581,9 +581,19 @@ describe('translated streams', () => {
       `data: ${JSON.stringify({ id: 'chatcmpl-full', object: 'chat.completion.chunk', created: 1, model: UPSTREAM['chat-only'].model, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
 
     it('does not ping a client whose socket is full: the pings come once it has read what waited', async () => {
-      // The upstream sends 32 MiB of text at once, then nothing, holding its connection open.
-      const chunks = [chatChunk({ role: 'assistant', content: '' }), ...Array.from({ length: DELTAS }, () => chatChunk({ content: PIECE }))];
-      gateway.simulator.failNext('/v1/chat/completions', { kind: 'raw', status: 200, contentType: 'text/event-stream', chunks, keepOpen: true });
+      // The upstream sends 32 MiB of text as fast as it is taken, then nothing, holding its
+      // connection open. The simulator takes a chunk once the one before is written, so `taken`
+      // tells how far the gateway read the upstream.
+      let taken = 0;
+      function* chunks(): Generator<string> {
+        taken++;
+        yield chatChunk({ role: 'assistant', content: '' });
+        for (let delta = 0; delta < DELTAS; delta++) {
+          taken++;
+          yield chatChunk({ content: PIECE });
+        }
+      }
+      gateway.simulator.failNext('/v1/chat/completions', { kind: 'raw', status: 200, contentType: 'text/event-stream', chunks: chunks(), keepOpen: true });
       const client = new AbortController();
 
       const response = await post('/v1/messages', { model: 'chat-only', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Fill my socket' }] }, client.signal);
@@ -591,6 +601,8 @@ describe('translated streams', () => {
       // Ten ping intervals without reading: the gateway's writes fill the socket, and it stops
       // reading the upstream; the silence that follows is the client's own, not the upstream's.
       await new Promise((resolve) => setTimeout(resolve, 10 * PING_INTERVAL_MS));
+      // The socket did fill: the gateway stopped reading the upstream part way (else the test proves nothing).
+      const takenWhileFull = taken;
       const names = await eventNamesUntil(response, (seen) => {
         const lastDelta = seen.lastIndexOf('content_block_delta');
         return seen.filter((name) => name === 'content_block_delta').length >= DELTAS && seen.slice(lastDelta).filter((name) => name === 'ping').length >= 2;
@@ -598,6 +610,7 @@ describe('translated streams', () => {
       client.abort();
 
       const lastDelta = names.lastIndexOf('content_block_delta');
+      expect(takenWhileFull).toBeLessThan(DELTAS + 1);
       expect(names.filter((name) => name === 'content_block_delta')).toHaveLength(DELTAS);
       // Not one ping among the deltas that waited; after them the upstream's silence is pinged as usual.
       expect(names.slice(0, lastDelta).filter((name) => name === 'ping')).toEqual([]);
