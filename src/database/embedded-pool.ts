@@ -108,7 +108,7 @@ function sessionLockOf(database: EmbeddedEngine): SessionLock {
  * way into the embedded engine (about a third less CPU per usage record than INSERT … unnest).
  */
 export class CopyRows {
-  constructor(readonly text: string) {}
+  constructor(readonly content: string | Uint8Array) {}
 }
 
 interface QueryResultLike {
@@ -124,7 +124,7 @@ class EmbeddedClient extends EventEmitter {
 
   async query(text: string, parameters?: unknown[]): Promise<QueryResultLike> {
     if (parameters?.length === 1 && parameters[0] instanceof CopyRows) {
-      return (await this.database.query(text, [], { blob: new Blob([parameters[0].text]) })) as QueryResultLike;
+      return (await this.database.query(text, [], { blob: new Blob([parameters[0].content]) })) as QueryResultLike;
     }
     if (parameters && parameters.length > 0) {
       return (await this.database.query(text, parameters)) as QueryResultLike;

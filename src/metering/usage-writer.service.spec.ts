@@ -6,7 +6,9 @@ import { NANO_PER_UNIT } from '../config/money';
 import { openDataSource } from '../database/data-source';
 import { QuotaService } from './quota.service';
 import type { UsageDraft } from './usage-draft';
-import { copyText, UsageWriter, UsageWriterSettings } from './usage-writer.service';
+import { UsageWriter, UsageWriterSettings } from './usage-writer.service';
+import { createTestDatabase, TestDatabase } from '../../test/support/test-database';
+import { usageDraft } from '../../test/support/usage-draft';
 
 /** Long enough that no timer writes anything unless a test waits for it. */
 const QUIET: UsageWriterSettings = { flushIntervalMs: 60_000, batchSize: 500, shutdownDeadlineMs: 10_000 };
@@ -21,6 +23,8 @@ const units = (amount: number): bigint => BigInt(amount) * NANO_PER_UNIT;
 class FlakyDataSource {
   attempts = 0;
   failFirst = 0;
+  /** Attempts (counted from 1) that throw as failFirst's do. */
+  failOn: number[] = [];
   failAfterCommit = false;
   /** When set, transactions wait for it before they start. */
   gate: Promise<void> | undefined;
@@ -34,8 +38,8 @@ class FlakyDataSource {
         return async (...args: unknown[]) => {
           this.attempts += 1;
           if (this.gate) await this.gate;
-          if (this.failFirst > 0) {
-            this.failFirst -= 1;
+          if (this.failFirst > 0 || this.failOn.includes(this.attempts)) {
+            this.failFirst = Math.max(0, this.failFirst - 1);
             throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
           }
           const result = await (target.transaction as (...a: unknown[]) => Promise<unknown>).apply(target, args);
@@ -64,24 +68,17 @@ async function until(condition: () => Promise<boolean>, what: string): Promise<v
   throw new Error(`gave up waiting for ${what}`);
 }
 
-describe(copyText.name, () => {
-  it('writes a line per record, tab-separated, NULL as \\N, COPY\'s special characters escaped, the last line ended', () => {
-    const rows = [
-      ['plain', 200, true, null, new Date(Date.UTC(2026, 10, 26, 1, 2, 3, 4))],
-      ['tab\there', -1, false, 'back\\slash\nnew\rline', undefined],
-    ];
-    expect(copyText(rows)).toBe('plain\t200\tt\t\\N\t2026-11-26T01:02:03.004Z\ntab\\there\t-1\tf\tback\\\\slash\\nnew\\rline\t\\N\n');
-    expect(copyText([])).toBe('');
-  });
-});
-
 describe(UsageWriter.name, () => {
+  let database: TestDatabase;
   let dataSource: DataSource;
   let ownerCount = 0;
   const writers: UsageWriter[] = [];
 
   beforeAll(async () => {
-    dataSource = await openDataSource({ dataDir: 'memory' });
+    // The embedded engine; with TEST_DATABASE_URL (npm run test:pg) a PostgreSQL server, where the
+    // batches go in through COPY … FROM STDIN instead of the engine's blob.
+    database = await createTestDatabase();
+    dataSource = await openDataSource(database.settings);
     // The writer logs failed batches; the tests cause them on purpose.
     jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
@@ -94,6 +91,7 @@ describe(UsageWriter.name, () => {
   afterAll(async () => {
     jest.restoreAllMocks();
     await dataSource?.destroy();
+    await database?.drop();
   });
 
   async function owner(budget: bigint | null = null): Promise<string> {
@@ -107,24 +105,7 @@ describe(UsageWriter.name, () => {
   }
 
   function draft(ownerId: string, costNano: bigint, requestId: string = randomUUID()): UsageDraft {
-    return {
-      requestId,
-      clientRequestId: null,
-      keyId: randomUUID(),
-      ownerId,
-      model: 'chat-model',
-      interface: 'chat_completions',
-      line: 'line-a',
-      translatedTo: null,
-      status: 200,
-      errorCode: null,
-      stream: false,
-      usage: { input_tokens: 12, output_tokens: 7 },
-      costNano,
-      startedAt: new Date(),
-      durationMs: 15,
-      upstreamHeadersMs: 9,
-    };
+    return usageDraft({ requestId, keyId: randomUUID(), ownerId, costNano, startedAt: new Date() });
   }
 
   function writer(settings: UsageWriterSettings = QUIET, source: DataSource = dataSource) {
@@ -186,7 +167,7 @@ describe(UsageWriter.name, () => {
       expect(new Date(row.started_at).getTime()).toBe(odd.startedAt.getTime());
     });
 
-    it('stores every field as given when the batch goes in as arrays (a request id already stored in it), array-literal characters included', async () => {
+    it('stores every field as given when the batch holds a request id already stored (the lines go through a table of the transaction first)', async () => {
       const ownerId = await owner();
       const { usage } = writer();
       const stored = draft(ownerId, 1n);
@@ -210,7 +191,7 @@ describe(UsageWriter.name, () => {
       await usage.flush();
 
       expect(await storedIds(ownerId)).toEqual([stored.requestId, odd.requestId].sort());
-      // Stored by that INSERT, not refused by it and then written alone (by COPY, on the embedded engine).
+      // Stored with the batch, not refused with it and then written alone.
       expect(usage.failedWrites).toBe(0);
       const [row] = await dataSource.query('SELECT * FROM usage_record WHERE request_id = $1', [odd.requestId]);
       expect(row).toMatchObject({
@@ -314,7 +295,7 @@ describe(UsageWriter.name, () => {
       const item = draft(ownerId, 1n);
 
       usage.enqueue(item);
-      expect(usage.findQueued(item.requestId)).toBe(item);
+      expect(usage.findQueued(item.requestId)).toEqual(item);
 
       await usage.flush();
       expect(usage.findQueued(item.requestId)).toBeUndefined();
@@ -368,6 +349,69 @@ describe(UsageWriter.name, () => {
     });
   });
 
+  describe('a record the database refuses', () => {
+    // 70,000 does not fit the smallint status column: PostgreSQL refuses the record (22003).
+    const refusedStatus = 70_000;
+
+    it('is set aside and logged; the rest of its batch is written one by one and billed once', async () => {
+      const ownerId = await owner();
+      const flaky = new FlakyDataSource(dataSource);
+      const { usage, quota } = writer(QUIET, flaky.asDataSource());
+      const error = jest.spyOn(Logger.prototype, 'error');
+      const items = [draft(ownerId, 2n), { ...draft(ownerId, 3n), status: refusedStatus }, draft(ownerId, 5n)];
+      for (const item of items) usage.enqueue(item);
+
+      await usage.flush();
+
+      expect(await storedIds(ownerId)).toEqual([items[0].requestId, items[2].requestId].sort());
+      expect(await spent(ownerId)).toBe(7n);
+      expect(usage.depth).toBe(0);
+      expect(quota.pending(ownerId)).toBe(0n);
+      // The batch, then each record by itself.
+      expect(flaky.attempts).toBe(4);
+      expect(usage.failedWrites).toBe(2);
+      const logged = error.mock.calls.map(([message]) => String(message)).find((message) => message.includes(items[1].requestId));
+      expect(logged).toContain('refused by the database and set aside');
+      expect(logged).toContain('"status":70000');
+      expect(logged).toContain('"costNano":"3"');
+    });
+
+    it('leaves the records not yet written by themselves queued when the database goes away meanwhile', async () => {
+      const ownerId = await owner();
+      const flaky = new FlakyDataSource(dataSource);
+      // 1: the batch, refused; 2: the first record alone; 3: the refused one alone; 4: the database is away.
+      // Then 5: the rest of the batch; 6: the database is away again, for the next batch.
+      flaky.failOn = [4, 6];
+      const { usage, quota } = writer({ ...QUIET, batchSize: 4 }, flaky.asDataSource());
+      const items = [draft(ownerId, 2n), { ...draft(ownerId, 3n), status: refusedStatus }, draft(ownerId, 5n), draft(ownerId, 7n)];
+      for (const item of items) usage.enqueue(item);
+
+      await usage.flush();
+
+      expect(await storedIds(ownerId)).toEqual([items[0].requestId]);
+      expect(usage.depth).toBe(2);
+      expect(usage.findQueued(items[1].requestId)).toBeUndefined();
+      expect(usage.findQueued(items[2].requestId)).toEqual(items[2]);
+      expect(quota.pending(ownerId)).toBe(12n);
+
+      const late = draft(ownerId, 11n);
+      usage.enqueue(late);
+      await usage.flush();
+
+      expect(await storedIds(ownerId)).toEqual([items[0].requestId, items[2].requestId, items[3].requestId].sort());
+      expect(await spent(ownerId)).toBe(14n);
+      // Only what was handed over is off the unwritten spend: the late record's cost still counts.
+      expect(quota.pending(ownerId)).toBe(11n);
+      expect(usage.depth).toBe(1);
+
+      await usage.flush();
+
+      expect(await spent(ownerId)).toBe(25n);
+      expect(usage.depth).toBe(0);
+      expect(quota.pending(ownerId)).toBe(0n);
+    });
+  });
+
   describe('while the database fails', () => {
     it('keeps the records queued and counted against the budget, and adds the spend exactly once when written', async () => {
       const ownerId = await owner(units(10));
@@ -380,7 +424,7 @@ describe(UsageWriter.name, () => {
       for (let attempt = 1; attempt <= 3; attempt++) {
         await usage.flush();
         expect(usage.depth).toBe(1);
-        expect(usage.findQueued(item.requestId)).toBe(item);
+        expect(usage.findQueued(item.requestId)).toEqual(item);
         expect(await storedIds(ownerId)).toEqual([]);
         await expect(admitted(quota, ownerId)).rejects.toMatchObject({ code: 'insufficient_quota' });
       }

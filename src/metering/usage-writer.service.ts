@@ -2,63 +2,31 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleDestroy 
 import { DataSource, EntityManager } from 'typeorm';
 import { BalanceRow, balanceOf, OwnerBalance, QuotaService } from './quota.service';
 import type { UsageDraft } from './usage-draft';
+import type { PoolClient } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { returnedRows } from '../database/returned-rows';
 import { CopyRows } from '../database/embedded-pool';
 import { isEmbedded } from '../database/data-source';
-import { arrayLiteral, valueText } from '../database/array-literal';
+import { draftOfLine, USAGE_COLUMNS, UsagePage, UsageQueue } from './usage-lines';
 
 export interface UsageWriterSettings {
   /** Longest time a record waits before its batch is written. */
   flushIntervalMs: number;
-  /** Most records per write: one transaction (an INSERT; a COPY on the embedded engine). */
+  /** Most records per write: one transaction, a COPY of the records' lines. */
   batchSize: number;
   /** On shutdown, how long to keep retrying while the database is away. */
   shutdownDeadlineMs: number;
 }
 export const USAGE_WRITER_SETTINGS = Symbol('USAGE_WRITER_SETTINGS');
 
-/** Columns and their types: a batch goes in as one array per column (`unnest`), not N×16 parameters. */
-const COLUMNS: Array<[string, string]> = [
-  ['request_id', 'varchar'], ['client_request_id', 'varchar'], ['key_id', 'uuid'], ['owner_id', 'varchar'],
-  ['model', 'varchar'], ['interface', 'varchar'], ['line', 'varchar'], ['translated_to', 'varchar'],
-  ['status', 'int2'], ['error_code', 'varchar'], ['stream', 'bool'], ['usage', 'jsonb'], ['cost_nano', 'int8'],
-  ['started_at', 'timestamptz'], ['duration_ms', 'int4'], ['upstream_headers_ms', 'int4'],
-];
-const INSERT_SQL = `INSERT INTO usage_record (${COLUMNS.map(([name]) => name).join(', ')})
-  SELECT * FROM unnest(${COLUMNS.map(([, type], index) => `$${index + 1}::${type}[]`).join(', ')})`;
-
-const COPY_SQL = `COPY usage_record (${COLUMNS.map(([name]) => name).join(', ')}) FROM '/dev/blob'`;
-
-/** Characters COPY's text format gives a meaning: backslash and the row and column separators. */
-const COPY_SPECIAL = /[\\\t\n\r]/;
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-
-function copyField(value: unknown): string {
-  if (value === null || value === undefined) return '\\N';
-  const text = valueText(value);
-  return COPY_SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (character) => COPY_ESCAPES[character]) : text;
-}
-
-/**
- * The batch in COPY's text format: a line per record, tab-separated, `\N` for NULL. Joined, not
- * appended line by line: `join` gives one flat string, where `+=` left a string of a piece per
- * record for the engine's Blob to copy flat.
- */
-export function copyText(rows: unknown[][]): string {
-  const lines = new Array<string>(rows.length + 1);
-  for (let index = 0; index < rows.length; index++) lines[index] = rows[index].map(copyField).join('\t');
-  // The empty last element ends the last line with its newline.
-  lines[rows.length] = '';
-  return lines.join('\n');
-}
-
-function rowOf(draft: UsageDraft): unknown[] {
-  return [
-    draft.requestId, draft.clientRequestId, draft.keyId, draft.ownerId, draft.model, draft.interface, draft.line,
-    draft.translatedTo, draft.status, draft.errorCode, draft.stream, draft.usage ? JSON.stringify(draft.usage) : null,
-    draft.costNano.toString(), draft.startedAt, draft.durationMs, draft.upstreamHeadersMs,
-  ];
-}
+const COLUMN_LIST = USAGE_COLUMNS.join(', ');
+/** A page's lines where the batch may hold an id already stored: a table of the transaction's own first. */
+const INCOMING_SQL = `CREATE TEMP TABLE usage_incoming ON COMMIT DROP AS SELECT ${COLUMN_LIST} FROM usage_record WITH NO DATA`;
+/** Then what is new of them, stored; each owner's part of it summed for the owner's spend. */
+const INSERT_NEW_SQL = `WITH inserted AS (
+    INSERT INTO usage_record (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM usage_incoming
+    ON CONFLICT (request_id) DO NOTHING RETURNING owner_id, cost_nano
+  ) SELECT owner_id, sum(cost_nano)::text AS cost FROM inserted GROUP BY owner_id`;
 
 function sqlState(error: unknown): string | undefined {
   const failure = error as { code?: unknown; driverError?: { code?: unknown } } | null;
@@ -89,8 +57,7 @@ function draftForLog(draft: UsageDraft): Record<string, unknown> {
 @Injectable()
 export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   private readonly logger = new Logger(UsageWriter.name);
-  private queue: UsageDraft[] = [];
-  private readonly queuedById = new Map<string, UsageDraft>();
+  private readonly queue: UsageQueue;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private failures = 0;
@@ -104,25 +71,26 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
     @Inject(USAGE_WRITER_SETTINGS) private readonly settings: UsageWriterSettings,
   ) {
     this.embedded = isEmbedded(dataSource);
+    this.queue = new UsageQueue(settings.batchSize);
   }
 
   enqueue(draft: UsageDraft): void {
-    this.queue.push(draft);
-    this.queuedById.set(draft.requestId, draft);
+    this.queue.add(draft);
     this.quota.addUnwritten(draft.ownerId, draft.costNano);
     // A full batch goes at once, unless writes are failing: then the back-off timer decides, or
     // every new record would retry at once against a database that is away.
-    if (this.queue.length >= this.settings.batchSize && this.failures === 0) this.flushSoon(0);
+    if (this.queue.depth >= this.settings.batchSize && this.failures === 0) this.flushSoon(0);
     else this.flushSoon(this.settings.flushIntervalMs);
   }
 
   /** A record still waiting to be written, so lookups see a call at once. */
   findQueued(requestId: string): UsageDraft | undefined {
-    return this.queuedById.get(requestId);
+    const line = this.queue.find(requestId);
+    return line === undefined ? undefined : draftOfLine(line);
   }
 
   get depth(): number {
-    return this.queue.length;
+    return this.queue.depth;
   }
 
   /** Batch writes that failed since start (retried ones and refused records alike), for the metrics. */
@@ -134,7 +102,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.writeBatches(() => this.queue.length > 0);
+    await this.writeBatches(() => this.queue.depth > 0);
   }
 
   /** Writes one batch at a time while `more()` holds (asked before each); stops at a failed write. */
@@ -154,14 +122,15 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   async beforeApplicationShutdown(): Promise<void> {
     const deadline = Date.now() + this.settings.shutdownDeadlineMs;
     await this.flush();
-    while (this.queue.length > 0 && Date.now() < deadline) {
+    while (this.queue.depth > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(500, this.settings.flushIntervalMs * 4)));
       await this.flush();
     }
-    if (this.queue.length > 0) {
-      this.logger.error(`${this.queue.length} usage records could not be written before shutdown; each follows, to be stored by hand`);
+    if (this.queue.depth > 0) {
+      this.logger.error(`${this.queue.depth} usage records could not be written before shutdown; each follows, to be stored by hand`);
       // The process ends with them: the log is the only copy left of these billed calls.
-      for (const draft of this.queue) {
+      for (const line of this.queue.lines()) {
+        const draft = draftOfLine(line);
         this.logger.error(`usage record ${draft.requestId} not written before shutdown: ${JSON.stringify(draftForLog(draft))}`);
       }
     }
@@ -194,44 +163,49 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   private writeDue(): Promise<void> {
     let first = true;
     return this.writeBatches(() => {
-      const due = this.queue.length >= (first ? 1 : this.settings.batchSize);
+      const due = this.queue.depth >= (first ? 1 : this.settings.batchSize);
       first = false;
       return due;
     });
   }
 
   private scheduleNext(): void {
-    if (this.queue.length === 0 || this.stopped) return;
+    if (this.queue.depth === 0 || this.stopped) return;
     if (this.failures > 0) this.flushSoon(Math.min(5000, 100 * 2 ** Math.min(this.failures, 6)));
-    else this.flushSoon(this.queue.length >= this.settings.batchSize ? 0 : this.settings.flushIntervalMs);
+    else this.flushSoon(this.queue.depth >= this.settings.batchSize ? 0 : this.settings.flushIntervalMs);
   }
 
   private async writeBatch(): Promise<void> {
-    const batch = this.queue.slice(0, this.settings.batchSize);
-    const outcome = await this.tryStore(batch);
+    const page = this.queue.next();
+    if (!page) return;
+    const outcome = await this.tryStore(page);
+    if (outcome === 'stored') this.queue.dropNext();
     if (outcome !== 'bad_record') return;
     // One record the database refuses must not hold back the others: write them one by one.
-    for (const draft of batch) {
-      const single = await this.tryStore([draft]);
+    while (page.count > 0) {
+      const line = page.line(0);
+      const single = await this.tryStore(UsagePage.of(line));
       if (single === 'retry') return;
       if (single === 'bad_record') {
+        const draft = draftOfLine(line);
         this.logger.error(`usage record ${draft.requestId} refused by the database and set aside: ${JSON.stringify(draftForLog(draft))}`);
-        this.acknowledge([draft], new Map());
+        this.quota.written(draft.ownerId, draft.costNano, undefined);
       }
+      this.queue.dropFirstLine();
     }
   }
 
-  /** Stores the records at the head of the queue and takes them off it when that worked. */
-  private async tryStore(batch: UsageDraft[]): Promise<'stored' | 'retry' | 'bad_record'> {
+  /** Stores a page of records and hands their cost over from unwritten to spent when that worked. */
+  private async tryStore(page: UsagePage): Promise<'stored' | 'retry' | 'bad_record'> {
     try {
       let balances: Map<string, OwnerBalance>;
       try {
-        balances = await this.dataSource.transaction((manager) => this.store(manager, batch, this.failures > 0));
+        balances = await this.dataSource.transaction((manager) => this.store(manager, page, this.failures > 0));
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
-        balances = await this.dataSource.transaction((manager) => this.store(manager, batch, true));
+        balances = await this.dataSource.transaction((manager) => this.store(manager, page, true));
       }
-      this.acknowledge(batch, balances);
+      for (const [ownerId, cost] of page.costs) this.quota.written(ownerId, cost, balances.get(ownerId));
       this.failures = 0;
       return 'stored';
     } catch (error) {
@@ -239,51 +213,31 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
       if (isDataError(error)) return 'bad_record';
       this.failures += 1;
       if (this.failures === 1 || this.failures % 20 === 0) {
-        this.logger.warn(`usage batch of ${batch.length} not written yet (attempt ${this.failures}): ${String(error)}`);
+        this.logger.warn(`usage batch of ${page.count} not written yet (attempt ${this.failures}): ${String(error)}`);
       }
       return 'retry';
     }
   }
 
-  private acknowledge(batch: UsageDraft[], balances: Map<string, OwnerBalance>): void {
-    this.queue.splice(0, batch.length);
-    for (const draft of batch) this.queuedById.delete(draft.requestId);
-    const costs = new Map<string, bigint>();
-    for (const draft of batch) costs.set(draft.ownerId, (costs.get(draft.ownerId) ?? 0n) + draft.costNano);
-    for (const [ownerId, cost] of costs) this.quota.written(ownerId, cost, balances.get(ownerId));
-  }
-
   /**
-   * Inserts the batch and adds its cost to the owners' spend, in the caller's transaction.
-   * A batch is first written with a plain INSERT (the cheap path; on the embedded engine a
-   * COPY, cheaper still); only when its outcome may already be stored (a retry) or a request id
-   * collides is it written skipping stored ids.
+   * Copies the page's lines into usage_record and adds their cost to the owners' spend, in the
+   * caller's transaction. When its outcome may already be stored (a retry) or a request id
+   * collides, the lines go to a table of the transaction's own first and only the new ones on.
    */
-  private async store(manager: EntityManager, batch: UsageDraft[], skipStored: boolean): Promise<Map<string, OwnerBalance>> {
-    const rows = batch.map(rowOf);
-    const columns = (): string[] => COLUMNS.map((_, index) => arrayLiteral(rows, index));
-    const insertedIds = new Set<string>();
-    if (!skipStored && this.embedded) {
-      await manager.query(COPY_SQL, [new CopyRows(copyText(rows))]);
-      for (const draft of batch) insertedIds.add(draft.requestId);
-    } else if (skipStored) {
-      const inserted: Array<{ request_id: string }> = await manager.query(
-        `${INSERT_SQL} ON CONFLICT (request_id) DO NOTHING RETURNING request_id`,
-        columns(),
-      );
-      for (const row of inserted) insertedIds.add(row.request_id);
+  private async store(manager: EntityManager, page: UsagePage, skipStored: boolean): Promise<Map<string, OwnerBalance>> {
+    let spend: Map<string, bigint> = page.costs;
+    if (skipStored) {
+      await manager.query(INCOMING_SQL);
+      await this.copy(manager, 'usage_incoming', page.content());
+      const inserted = returnedRows<{ owner_id: string; cost: string }>(await manager.query(INSERT_NEW_SQL));
+      // A request id that occurs twice in one batch is stored, and billed, once.
+      spend = new Map(inserted.map((row) => [row.owner_id, BigInt(row.cost)]));
     } else {
-      await manager.query(INSERT_SQL, columns());
-      for (const draft of batch) insertedIds.add(draft.requestId);
-    }
-    const spend = new Map<string, bigint>();
-    for (const draft of batch) {
-      // delete(): a request id that occurs twice in one batch is stored, and billed, once.
-      if (!insertedIds.delete(draft.requestId) || draft.costNano === 0n) continue;
-      spend.set(draft.ownerId, (spend.get(draft.ownerId) ?? 0n) + draft.costNano);
+      await this.copy(manager, 'usage_record', page.content());
     }
     const balances = new Map<string, OwnerBalance>();
     for (const [ownerId, cost] of spend) {
+      if (cost === 0n) continue;
       const [row] = returnedRows<BalanceRow>(
         await manager.query(
           `UPDATE quota_owner SET spent_nano = spent_nano + $2, updated_at = now() WHERE id = $1
@@ -294,5 +248,25 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
       if (row) balances.set(ownerId, balanceOf(row));
     }
     return balances;
+  }
+
+  /**
+   * COPY of the lines into a table: on the embedded engine from the blob the query hands it, on
+   * PostgreSQL from the client (`COPY … FROM STDIN`, which node-postgres speaks through
+   * pg-copy-streams), on the transaction's own connection.
+   */
+  private async copy(manager: EntityManager, table: string, content: Buffer): Promise<void> {
+    const sql = `COPY ${table} (${COLUMN_LIST}) FROM`;
+    if (this.embedded) {
+      await manager.query(`${sql} '/dev/blob'`, [new CopyRows(content)]);
+      return;
+    }
+    const client = (await manager.queryRunner!.connect()) as PoolClient;
+    await new Promise<void>((resolve, reject) => {
+      const stream = client.query(copyFrom(`${sql} STDIN`));
+      stream.on('error', reject);
+      stream.on('finish', resolve);
+      stream.end(content);
+    });
   }
 }
