@@ -24,9 +24,11 @@ describe('light metrics', () => {
     counter.of('m1', '200').value += 1;
     counter.of('m1', '200').value += 2;
     counter.of('m2', '429').value += 1;
+    counter.of('m1', '429').value += 5;
 
     expect(await registry.metrics()).toBe(
-      '# HELP calls_total Calls.\n# TYPE calls_total counter\ncalls_total{model="m1",status="200"} 3\ncalls_total{model="m2",status="429"} 1\n',
+      '# HELP calls_total Calls.\n# TYPE calls_total counter\ncalls_total{model="m1",status="200"} 3\ncalls_total{model="m2",status="429"} 1\n' +
+        'calls_total{model="m1",status="429"} 5\n',
     );
   });
 
@@ -38,5 +40,8 @@ describe('light metrics', () => {
 
     expect(counter.of('m1')).not.toBe(first);
     expect(() => counter.of('m1', 'extra')).toThrow('expected 1 label values (model), got 2');
+    const pair = new LightCounter('pairs_total', 'Pairs.', ['model', 'status'], registry);
+    pair.of('m1', '200');
+    expect(() => pair.of('m1')).toThrow('expected 2 label values (model, status), got 1');
   });
 });

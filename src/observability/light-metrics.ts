@@ -22,11 +22,6 @@ interface RenderedMetric {
   values: Array<{ metricName?: string; labels: Record<string, string | number>; value: number }>;
 }
 
-/** Label values joined: one Map key per label set. */
-function keyOf(values: readonly string[]): string {
-  return values.length === 1 ? values[0] : values.join('\u0000');
-}
-
 function labelsOf(names: readonly string[], values: readonly string[]): Labels {
   if (values.length !== names.length) throw new Error(`expected ${names.length} label values (${names.join(', ')}), got ${values.length}`);
   const labels: Labels = {};
@@ -34,8 +29,17 @@ function labelsOf(names: readonly string[], values: readonly string[]): Labels {
   return labels;
 }
 
+/** A level of the series tree: a Map per label, keyed by its value; the last label's leads to the series. */
+type Level<Series> = Map<string, Level<Series> | Series>;
+
 abstract class LightMetric<Series extends { labels: Labels }> {
-  private readonly series = new Map<string, Series>();
+  /**
+   * Series found label value by label value, so that no key string is built (and hashed) per
+   * observation: the values are the request's own strings (mostly from the configuration),
+   * whose hashes V8 keeps once computed. A joined key was a new string every time.
+   */
+  private readonly tree: Level<Series> = new Map();
+  private readonly series: Series[] = [];
 
   constructor(
     readonly name: string,
@@ -49,21 +53,33 @@ abstract class LightMetric<Series extends { labels: Labels }> {
 
   /** The series of these label values, in the order of the label names. */
   of(...values: string[]): Series {
-    const key = keyOf(values);
-    let series = this.series.get(key);
+    const last = values.length - 1;
+    if (last !== this.labelNames.length - 1) labelsOf(this.labelNames, values);
+    let level = this.tree;
+    for (let index = 0; index < last; index++) {
+      let next = level.get(values[index]) as Level<Series> | undefined;
+      if (next === undefined) {
+        next = new Map();
+        level.set(values[index], next);
+      }
+      level = next;
+    }
+    let series = level.get(values[last]) as Series | undefined;
     if (series === undefined) {
       series = this.create(labelsOf(this.labelNames, values));
-      this.series.set(key, series);
+      level.set(values[last], series);
+      this.series.push(series);
     }
     return series;
   }
 
   reset(): void {
-    this.series.clear();
+    this.tree.clear();
+    this.series.length = 0;
   }
 
-  protected all(): IterableIterator<Series> {
-    return this.series.values();
+  protected all(): readonly Series[] {
+    return this.series;
   }
 
   protected abstract create(labels: Labels): Series;
