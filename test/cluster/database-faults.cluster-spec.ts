@@ -541,8 +541,10 @@ describe('PostgreSQL stopped and started under steady load', () => {
 
     beforeAll(async () => {
       // The gateway reaches PostgreSQL through a relay that drops the connection of a usage
-      // batch right after the server committed it, before the gateway hears of the commit.
-      proxy = await PgProxy.start(cluster.port, 'INSERT INTO usage_record');
+      // batch right after the server committed it, before the gateway hears of the commit. A
+      // batch is marked by its statement: `COPY usage_record (request_id, …) FROM STDIN`, or on
+      // a retry `INSERT INTO usage_record (request_id, …) SELECT … FROM usage_incoming`.
+      proxy = await PgProxy.start(cluster.port, 'usage_record (request_id');
       gateway = await startGateway(proxy.urlOf('faults'));
       const load = new SteadyLoad(gateway.url, warmKey('cut'));
       try {
