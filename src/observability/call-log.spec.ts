@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import pino from 'pino';
 import type { CallFacts } from './call-facts';
-import { callLogLevel, callLogLine, callLogText, createGatewayLog } from './call-log';
+import { callLogLevel, callLogLine, callLogText, createGatewayLog, millisecondsText } from './call-log';
 
 const FACTS: CallFacts = {
   requestId: 'request-1',
@@ -68,6 +68,7 @@ describe(callLogText.name, () => {
     ['client text that needs escaping', { clientRequestId: 'say "hi" \\ back', model: 'm\u00e9tro-\u2028-\u0007', route: '/v1/\t' }, 'info'],
     ['a surrogate pair and the edges of the control range', { model: 'emoji-\ud83d\ude00', route: '\u001f\u0020\u007f' }, 'info'],
     ['durations that round', { durationMs: 0.04999, upstreamHeadersMs: 1e-7, upstreamMs: 123456.789, firstByteMs: 0 }, 'info'],
+    ['durations on a half tenth, and past a day', { durationMs: 0.05, upstreamHeadersMs: 2.25, upstreamMs: 99.95, firstByteMs: 86_400_000.06 }, 'info'],
   ])('is what pino writes for the same line: %s', (_name, change, level) => {
     const facts = { ...FACTS, ...change };
     const { text, chindings } = pinoLine(facts, level);
@@ -159,5 +160,19 @@ describe('standard output', () => {
       log.info({ n: 1 }, 'call');
       setTimeout(() => { ${KILL} }, 100);`);
     expect(lines).toEqual(['marker']);
+  });
+});
+
+describe(millisecondsText.name, () => {
+  it('writes what String() writes for the duration rounded to a tenth', () => {
+    const values = [0, -0, 0.04999, 0.05, 0.95, 9.95, 1e-7, 123456.789, 86_400_000.06, 2 ** 31 + 0.37, 1e15 + 0.3, 1e300, -1.23, -0.05, NaN];
+    // Durations as the clock gives them: fractions of a millisecond over six orders of magnitude.
+    let seed = 7;
+    for (let index = 0; index < 5_000; index++) {
+      seed = (seed * 48_271) % 2_147_483_647;
+      values.push((seed / 2_147_483_647) * 10 ** (index % 7));
+    }
+    for (const value of values) expect([value, millisecondsText(value)]).toEqual([value, String(Math.round(value * 10) / 10)]);
+    expect(millisecondsText(null)).toBe('null');
   });
 });

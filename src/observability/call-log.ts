@@ -26,6 +26,19 @@ function milliseconds(value: number | null): number | null {
 }
 
 /**
+ * `String(milliseconds(value))`, from whole tenths: two integers to write instead of a fraction
+ * to format (V8's shortest-decimal conversion of a double, four times per call line).
+ */
+export function millisecondsText(value: number | null): string {
+  if (value === null) return 'null';
+  const tenths = Math.round(value * 10);
+  if (!(tenths >= 0 && tenths <= Number.MAX_SAFE_INTEGER)) return String(tenths / 10);
+  const whole = Math.floor(tenths / 10);
+  const tenth = tenths - whole * 10;
+  return tenth === 0 ? String(whole) : `${whole}.${tenth}`;
+}
+
+/**
  * The one log line of a call: who (request ids, key prefix, owner), what (entry, model, line,
  * translation), how it ended (status, error code) and how long it took. Never a key, a header
  * value or a body: the fields are named one by one, nothing is copied from the request.
@@ -84,9 +97,9 @@ export function callLogText(facts: CallFacts, level: keyof typeof LEVEL_NUMBERS,
     `,"key_prefix":${json(facts.keyPrefix)},"owner":${json(facts.owner)},"method":${json(facts.method)}` +
     `,"route":${json(facts.route)},"entry":${json(facts.entry)},"model":${json(facts.model)},"line":${json(facts.line)}` +
     `,"translated_to":${json(facts.translatedTo)},"stream":${json(facts.stream)},"status":${facts.status}` +
-    `,"error_code":${json(facts.errorCode)},"duration_ms":${json(milliseconds(facts.durationMs))}` +
-    `,"upstream_headers_ms":${json(milliseconds(facts.upstreamHeadersMs))},"upstream_ms":${json(milliseconds(facts.upstreamMs))}` +
-    `,"first_byte_ms":${json(milliseconds(facts.firstByteMs))},"msg":"call"}\n`
+    `,"error_code":${json(facts.errorCode)},"duration_ms":${millisecondsText(facts.durationMs)}` +
+    `,"upstream_headers_ms":${millisecondsText(facts.upstreamHeadersMs)},"upstream_ms":${millisecondsText(facts.upstreamMs)}` +
+    `,"first_byte_ms":${millisecondsText(facts.firstByteMs)},"msg":"call"}\n`
   );
 }
 
