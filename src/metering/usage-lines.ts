@@ -86,9 +86,8 @@ export class UsagePage {
     this.bytes = bytes;
   }
 
-  /** A page of the one line, for a record written by itself. */
-  static of(line: string): UsagePage {
-    const draft = draftOfLine(line);
+  /** A page of the one line (the record it holds given), for a record written by itself. */
+  static of(line: string, draft: UsageDraft): UsagePage {
     const page = new UsagePage(Buffer.allocUnsafe(line.length * 3));
     page.add(line, draft.ownerId, draft.costNano);
     return page;

@@ -21,10 +21,11 @@ export const USAGE_WRITER_SETTINGS = Symbol('USAGE_WRITER_SETTINGS');
 
 const COLUMN_LIST = USAGE_COLUMNS.join(', ');
 /** A page's lines where the batch may hold an id already stored: a table of the transaction's own first. */
-const INCOMING_SQL = `CREATE TEMP TABLE usage_incoming ON COMMIT DROP AS SELECT ${COLUMN_LIST} FROM usage_record WITH NO DATA`;
+const INCOMING = 'usage_incoming';
+const INCOMING_SQL = `CREATE TEMP TABLE ${INCOMING} ON COMMIT DROP AS SELECT ${COLUMN_LIST} FROM usage_record WITH NO DATA`;
 /** Then what is new of them, stored; each owner's part of it summed for the owner's spend. */
 const INSERT_NEW_SQL = `WITH inserted AS (
-    INSERT INTO usage_record (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM usage_incoming
+    INSERT INTO usage_record (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${INCOMING}
     ON CONFLICT (request_id) DO NOTHING RETURNING owner_id, cost_nano
   ) SELECT owner_id, sum(cost_nano)::text AS cost FROM inserted GROUP BY owner_id`;
 
@@ -184,10 +185,10 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
     // One record the database refuses must not hold back the others: write them one by one.
     while (page.count > 0) {
       const line = page.line(0);
-      const single = await this.tryStore(UsagePage.of(line));
+      const draft = draftOfLine(line);
+      const single = await this.tryStore(UsagePage.of(line, draft));
       if (single === 'retry') return;
       if (single === 'bad_record') {
-        const draft = draftOfLine(line);
         this.logger.error(`usage record ${draft.requestId} refused by the database and set aside: ${JSON.stringify(draftForLog(draft))}`);
         this.quota.written(draft.ownerId, draft.costNano, undefined);
       }
@@ -228,7 +229,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
     let spend: Map<string, bigint> = page.costs;
     if (skipStored) {
       await manager.query(INCOMING_SQL);
-      await this.copy(manager, 'usage_incoming', page.content());
+      await this.copy(manager, INCOMING, page.content());
       const inserted = returnedRows<{ owner_id: string; cost: string }>(await manager.query(INSERT_NEW_SQL));
       // A request id that occurs twice in one batch is stored, and billed, once.
       spend = new Map(inserted.map((row) => [row.owner_id, BigInt(row.cost)]));

@@ -22,8 +22,11 @@ interface RenderedMetric {
   values: Array<{ metricName?: string; labels: Record<string, string | number>; value: number }>;
 }
 
-function labelsOf(names: readonly string[], values: readonly string[]): Labels {
+function checkCount(names: readonly string[], values: readonly string[]): void {
   if (values.length !== names.length) throw new Error(`expected ${names.length} label values (${names.join(', ')}), got ${values.length}`);
+}
+
+function labelsOf(names: readonly string[], values: readonly string[]): Labels {
   const labels: Labels = {};
   names.forEach((name, index) => (labels[name] = values[index]));
   return labels;
@@ -53,8 +56,9 @@ abstract class LightMetric<Series extends { labels: Labels }> {
 
   /** The series of these label values, in the order of the label names. */
   of(...values: string[]): Series {
+    // Checked on every call: a short list would otherwise find an inner Map as its series.
+    checkCount(this.labelNames, values);
     const last = values.length - 1;
-    if (last !== this.labelNames.length - 1) labelsOf(this.labelNames, values);
     let level = this.tree;
     for (let index = 0; index < last; index++) {
       let next = level.get(values[index]) as Level<Series> | undefined;
