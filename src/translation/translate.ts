@@ -153,7 +153,8 @@ function usageObserver(customTools: Set<string>, onUsage: (usage: CanonicalUsage
 
 function mergeDefined(known: CanonicalUsage, update: CanonicalUsage): CanonicalUsage {
   const merged: CanonicalUsage = { ...known };
-  for (const [name, value] of Object.entries(update) as Array<[keyof CanonicalUsage, number | undefined]>) {
+  for (const name of Object.keys(update) as Array<keyof CanonicalUsage>) {
+    const value = update[name];
     if (value !== undefined) merged[name] = value;
   }
   return merged;

@@ -1,4 +1,5 @@
 import type { CanonicalOutputPart, CanonicalResponse, CanonicalUsage, StopReason } from '../canonical/response';
+import { definedOnly } from '../members';
 
 /**
  * OpenAI chat-completions answer (JSON) → canonical response. Only `choices[0]` is read: the
@@ -113,15 +114,11 @@ export function decodeChatUsage(value: unknown): CanonicalUsage {
     outputTokens: count(usage.completion_tokens),
     reasoningTokens: count(asRecord(usage.completion_tokens_details).reasoning_tokens),
   };
-  return withoutUndefined(figures);
+  return definedOnly(figures);
 }
 
 function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-}
-
-function withoutUndefined(usage: CanonicalUsage): CanonicalUsage {
-  return Object.fromEntries(Object.entries(usage).filter(([, figure]) => figure !== undefined)) as CanonicalUsage;
 }
 
 export function asRecord(value: unknown): Record<string, unknown> {

@@ -2,6 +2,7 @@ import type { CanonicalEvent } from '../canonical/events';
 import type { ReasoningOrigin } from '../canonical/request';
 import type { SseEvent } from '../sse/decode-sse';
 import { decodeStreamWith, type StreamDecoder } from '../canonical/stream-steps';
+import { presentOnly } from '../members';
 import { messagesErrorKind } from './decode-messages-error';
 import { readMessagesStopReason } from './messages-stop-reason';
 import { decodeMessagesUsage } from './messages-usage';
@@ -73,7 +74,8 @@ export class MessagesStreamReader implements StreamDecoder {
     const id = stringOf(message.id) ?? '';
     const model = stringOf(message.model) ?? '';
     if (!isRecord(message.usage)) return { type: 'start', id, model };
-    this.wireUsage = withoutNulls(message.usage);
+    // The API leaves out, or sends null for, usage figures that do not apply: neither overwrites.
+    this.wireUsage = presentOnly(message.usage);
     return { type: 'start', id, model, usage: decodeMessagesUsage(this.wireUsage) };
   }
 
@@ -153,7 +155,7 @@ export class MessagesStreamReader implements StreamDecoder {
     if (delta.stop_reason !== undefined && delta.stop_reason !== null) this.stopReason = delta.stop_reason;
     this.stopSequence = stringOf(delta.stop_sequence) ?? this.stopSequence;
     if (!isRecord(data.usage)) return [];
-    this.wireUsage = { ...this.wireUsage, ...withoutNulls(data.usage) };
+    this.wireUsage = { ...this.wireUsage, ...presentOnly(data.usage) };
     return [{ type: 'usage', usage: decodeMessagesUsage(this.wireUsage) }];
   }
 
@@ -174,7 +176,3 @@ function withText(start: CanonicalEvent, delta: Extract<CanonicalEvent, { text: 
   return delta.text === '' ? [start] : [start, delta];
 }
 
-/** The API leaves out, or sends null for, usage figures that do not apply: neither overwrites. */
-function withoutNulls(usage: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(usage).filter(([, value]) => value !== null && value !== undefined));
-}

@@ -1,4 +1,5 @@
 import type { CanonicalUsage } from '../canonical/response';
+import { definedOnly } from '../members';
 import { asRecord, numberOf } from './messages-values';
 
 /**
@@ -14,7 +15,7 @@ export function decodeMessagesUsage(raw: unknown): CanonicalUsage {
   const cacheRead = numberOf(usage.cache_read_input_tokens);
   const cacheWrite = numberOf(usage.cache_creation_input_tokens);
   const thinking = numberOf(asRecord(usage.output_tokens_details).thinking_tokens);
-  return withoutUndefined({
+  return definedOnly({
     inputTokens: uncached === undefined ? undefined : uncached + (cacheRead ?? 0) + (cacheWrite ?? 0),
     cachedInputTokens: cacheRead,
     cacheWriteInputTokens: cacheWrite,
@@ -44,10 +45,5 @@ export function encodeMessagesUsage(usage: CanonicalUsage): Record<string, unkno
 
 /** Overwrites each figure `update` knows: messages usage figures are cumulative totals. */
 export function mergeUsage(known: CanonicalUsage, update: CanonicalUsage): CanonicalUsage {
-  return { ...known, ...withoutUndefined(update) };
-}
-
-function withoutUndefined(usage: CanonicalUsage): CanonicalUsage {
-  const entries = Object.entries(usage).filter(([, value]) => value !== undefined);
-  return Object.fromEntries(entries) as CanonicalUsage;
+  return { ...known, ...definedOnly(update) };
 }

@@ -1,6 +1,7 @@
 import type { ReasoningOrigin } from '../canonical/request';
 import type { CanonicalOutputPart, CanonicalResponse, CanonicalUsage, StopReason } from '../canonical/response';
-import { asRecord, count, definedOnly, nonEmptyString, records, stringOr, wrapCustomInput } from './responses-values';
+import { definedOnly } from '../members';
+import { asRecord, count, nonEmptyString, records, stringOr, wrapCustomInput } from './responses-values';
 
 /**
  * OpenAI Responses answer (a Response object) → canonical response.

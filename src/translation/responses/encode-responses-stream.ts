@@ -16,7 +16,8 @@ import {
   type ResponsesAnswerRequest,
   type ResponseState,
 } from './encode-responses-response';
-import { definedOnly, stringOr, unwrapCustomInput } from './responses-values';
+import { definedOnly } from '../members';
+import { stringOr, unwrapCustomInput } from './responses-values';
 
 /**
  * Canonical events → the Responses SSE stream, in the order the API emits it:

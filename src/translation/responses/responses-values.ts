@@ -36,11 +36,6 @@ export function parseJson(text: string): unknown {
   }
 }
 
-/** Drops undefined entries, so bodies compare and serialise without `key: undefined` noise. */
-export function definedOnly<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;
-}
-
 /**
  * Schema of the one string parameter a custom (free-form) tool is carried as
  * (docs/translation.md "Canonical conventions").

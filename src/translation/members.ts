@@ -1,0 +1,26 @@
+/**
+ * Copies of an object without its empty members, shared by the protocol adapters. A loop over
+ * the keys: `Object.fromEntries(Object.entries(value).filter(...))` built an array per member
+ * and cost 4-7 times as much (0.3-0.8 µs against ~0.1 for a usage object, in a loop), and a
+ * translated stream makes several such copies before its first byte (docs/performance.md).
+ */
+
+/** The members that are not undefined, in their order: bodies compare and serialise without `key: undefined` noise. */
+export function definedOnly<T extends object>(value: T): T {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member !== undefined) copy[key] = member;
+  }
+  return copy as T;
+}
+
+/** The members that are neither null nor undefined (an upstream's null says as little as a missing member). */
+export function presentOnly(value: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const member = value[key];
+    if (member !== undefined && member !== null) copy[key] = member;
+  }
+  return copy;
+}
