@@ -2,6 +2,7 @@ import type { CanonicalEvent } from '../canonical/events';
 import type { TranslationContext } from '../canonical/ids';
 import { sealReasoning } from '../canonical/reasoning-seal';
 import type { SseEvent } from '../sse/decode-sse';
+import { AWKWARD_TEXT, deltaOfEachKind } from '../canonical/delta-events.test-kit';
 import { encodeMessagesStream, messagesPingEvent } from './encode-messages-stream';
 
 const context: TranslationContext = { newId: (prefix) => `${prefix}_gateway1`, now: () => 1_700_000_000 };
@@ -29,6 +30,18 @@ const start = (usage = { input_tokens: 0, output_tokens: 0, cache_creation_input
 });
 
 describe(encodeMessagesStream.name, () => {
+  it('writes content_block_delta events as text in the API member order, the value escaped as JSON', async () => {
+    const raw: SseEvent[] = [];
+    for await (const event of encodeMessagesStream(streamOf(deltaOfEachKind(fromResponses)), context)) raw.push(event);
+    const signature = sealReasoning({ origin: fromResponses, kind: 'encrypted', value: 'gAAAA', text: AWKWARD_TEXT, itemId: 'rs_up' });
+    expect(raw.filter((event) => event.event === 'content_block_delta').map((event) => event.data)).toEqual([
+      JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: AWKWARD_TEXT } }),
+      JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature } }),
+      JSON.stringify({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: AWKWARD_TEXT } }),
+      JSON.stringify({ type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"city":' } }),
+    ]);
+  });
+
   it('encodes a text answer as the API streams it, usage known from the start', async () => {
     const events = await encode([
       { type: 'start', id: 'up_1', model: 'gpt-up', usage: { inputTokens: 26, cachedInputTokens: 13, cacheWriteInputTokens: 0, outputTokens: 1 } },

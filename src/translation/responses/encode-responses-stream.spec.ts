@@ -1,6 +1,7 @@
 import type { CanonicalEvent } from '../canonical/events';
 import { openReasoning } from '../canonical/reasoning-seal';
 import type { SseEvent } from '../sse/decode-sse';
+import { AWKWARD_TEXT, deltaOfEachKind } from '../canonical/delta-events.test-kit';
 import { decodeResponsesStream } from './decode-responses-stream';
 import { encodeResponsesResponse, type ResponsesAnswerRequest } from './encode-responses-response';
 import { encodeResponsesStream } from './encode-responses-stream';
@@ -40,6 +41,15 @@ const types = (events: SseEvent[]) => events.map((event) => event.event);
 const last = (events: SseEvent[]) => payloads(events)[events.length - 1];
 
 describe(encodeResponsesStream.name, () => {
+  it('writes delta events as text in the API member order, the delta escaped as JSON', async () => {
+    const events = await encode(deltaOfEachKind(origin));
+    expect(events.filter((event) => event.event?.endsWith('.delta')).map((event) => event.data)).toEqual([
+      JSON.stringify({ type: 'response.reasoning_summary_text.delta', sequence_number: 4, item_id: 'rs_2', output_index: 0, summary_index: 0, delta: AWKWARD_TEXT }),
+      JSON.stringify({ type: 'response.output_text.delta', sequence_number: 10, item_id: 'msg_3', output_index: 1, content_index: 0, delta: AWKWARD_TEXT, logprobs: [] }),
+      JSON.stringify({ type: 'response.function_call_arguments.delta', sequence_number: 15, item_id: 'fc_4', output_index: 2, delta: '{"city":' }),
+    ]);
+  });
+
   it('emits the events in the order the API does, each named after its type and numbered from 0', async () => {
     const events = await encode(fullAnswer);
     expect(types(events)).toEqual([
