@@ -1,4 +1,4 @@
-import { definedOnly, presentOnly } from './members';
+import { definedOnly, mergeDefined, presentOnly } from './members';
 
 describe(definedOnly.name, () => {
   it('drops undefined members only, keeping the order and the falsy values', () => {
@@ -31,5 +31,19 @@ describe(presentOnly.name, () => {
       ['output_tokens', 0],
       ['service_tier', 'standard'],
     ]);
+  });
+});
+
+describe(mergeDefined.name, () => {
+  it('writes the members of the update that are not undefined over the known ones, in a copy', () => {
+    const known = { inputTokens: 12, outputTokens: 1, cachedInputTokens: 3 };
+    const merged = mergeDefined<Record<string, number | undefined>>(known, { outputTokens: 20, cachedInputTokens: undefined, reasoningTokens: 0 });
+    expect(Object.entries(merged)).toEqual([
+      ['inputTokens', 12],
+      ['outputTokens', 20],
+      ['cachedInputTokens', 3],
+      ['reasoningTokens', 0],
+    ]);
+    expect(known).toEqual({ inputTokens: 12, outputTokens: 1, cachedInputTokens: 3 });
   });
 });

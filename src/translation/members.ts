@@ -15,6 +15,19 @@ export function definedOnly<T extends object>(value: T): T {
   return copy as T;
 }
 
+/**
+ * `known` with each member of `update` that is not undefined written over it (a copy): usage
+ * figures, where each figure an event reports overwrites the one known before (canonical/events.ts).
+ */
+export function mergeDefined<T extends object>(known: T, update: T): T {
+  const merged = { ...known } as Record<string, unknown>;
+  for (const key of Object.keys(update)) {
+    const member = (update as Record<string, unknown>)[key];
+    if (member !== undefined) merged[key] = member;
+  }
+  return merged as T;
+}
+
 /** The members that are neither null nor undefined (an upstream's null says as little as a missing member). */
 export function presentOnly(value: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = {};

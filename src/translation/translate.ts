@@ -5,6 +5,7 @@ import type { CanonicalRequest, ReasoningOrigin } from './canonical/request';
 import type { CanonicalError, CanonicalOutputPart, CanonicalResponse, CanonicalUsage } from './canonical/response';
 import type { SseEvent } from './sse/decode-sse';
 import type { TextProtocol, TranslatableEntry } from './translation-routes';
+import { mergeDefined } from './members';
 import { ClientRequestEcho, ENTRY_ADAPTERS, EntryAdapter, UPSTREAM_ADAPTERS, UpstreamAdapter } from './protocol-adapters';
 
 /** SPEC.md: `max_output_tokens` absent and no model maximum in the catalog. */
@@ -151,11 +152,3 @@ function usageObserver(customTools: Set<string>, onUsage: (usage: CanonicalUsage
   };
 }
 
-function mergeDefined(known: CanonicalUsage, update: CanonicalUsage): CanonicalUsage {
-  const merged: CanonicalUsage = { ...known };
-  for (const name of Object.keys(update) as Array<keyof CanonicalUsage>) {
-    const value = update[name];
-    if (value !== undefined) merged[name] = value;
-  }
-  return merged;
-}

@@ -7,7 +7,8 @@ import { encodeStreamWith, type StreamEncoder } from '../canonical/stream-steps'
 import { messagesErrorType } from './encode-messages-error';
 import { encodeMessagesStopReason } from './messages-stop-reason';
 import { sealedSignature } from './messages-reasoning';
-import { encodeMessagesUsage, mergeUsage, uncachedInputTokens } from './messages-usage';
+import { mergeDefined } from '../members';
+import { encodeMessagesUsage, uncachedInputTokens } from './messages-usage';
 
 /**
  * Canonical events → a messages stream, event for event as the API sends it:
@@ -66,7 +67,7 @@ export class MessagesStreamWriter implements StreamEncoder {
     switch (event.type) {
       case 'start':
         if (this.started) return [];
-        this.usage = mergeUsage(this.usage, event.usage ?? {});
+        this.usage = mergeDefined(this.usage, event.usage ?? {});
         return this.messageStart(event.model);
       case 'text_start':
         return this.openPart(event.index, 'text', { type: 'text', text: '' });
@@ -87,7 +88,7 @@ export class MessagesStreamWriter implements StreamEncoder {
       case 'part_end':
         return this.close(event.index);
       case 'usage':
-        this.usage = mergeUsage(this.usage, event.usage);
+        this.usage = mergeDefined(this.usage, event.usage);
         return [];
       case 'finish':
         return this.finish(event.stopReason, event.stopSequence);

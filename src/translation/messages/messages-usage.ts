@@ -42,8 +42,3 @@ export function encodeMessagesUsage(usage: CanonicalUsage): Record<string, unkno
     cache_read_input_tokens: usage.cachedInputTokens ?? null,
   };
 }
-
-/** Overwrites each figure `update` knows: messages usage figures are cumulative totals. */
-export function mergeUsage(known: CanonicalUsage, update: CanonicalUsage): CanonicalUsage {
-  return { ...known, ...definedOnly(update) };
-}

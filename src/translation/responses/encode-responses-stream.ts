@@ -16,7 +16,7 @@ import {
   type ResponsesAnswerRequest,
   type ResponseState,
 } from './encode-responses-response';
-import { definedOnly } from '../members';
+import { definedOnly, mergeDefined } from '../members';
 import { stringOr, unwrapCustomInput } from './responses-values';
 
 /**
@@ -161,8 +161,7 @@ export class ResponsesStreamWriter implements StreamEncoder {
   }
 
   private mergeUsage(usage: CanonicalUsage | undefined): void {
-    // Each figure present overwrites the one known before (canonical/events.ts).
-    if (usage !== undefined) this.usage = { ...this.usage, ...definedOnly(usage) };
+    if (usage !== undefined) this.usage = mergeDefined(this.usage, usage);
   }
 
   private openItem(part: CanonicalOutputPart): SseEvent[] {
