@@ -7,7 +7,7 @@
  *
  * The embedded database is kept in $DATA_DIR; without it, in a new folder on disk that is removed
  * when the process exits, as a deployment keeps its data on disk (`DATA_DIR=memory` is the
- * tests' in-memory engine, a different engine to measure: docs/performance.md).
+ * tests' in-memory engine, a different engine to measure: docs/performance-log.md).
  *
  * With $BENCH_CONTROL_PORT it also listens on that loopback port, apart from the gateway's own
  * server, for the runner: `GET /usage` writes the queued usage records and answers how many

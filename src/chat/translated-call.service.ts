@@ -152,7 +152,7 @@ export class TranslatedCallService {
   /**
    * Translates the stream as undici hands its chunks over, with backpressure (`AnswerBody.pipe`):
    * the events a chunk completes are decoded, translated, encoded and written in that same call,
-   * with no promise per chunk or event (docs/performance.md). Messages clients get pings in long
+   * with no promise per chunk or event (docs/performance-log.md). Messages clients get pings in long
    * silences.
    */
   private async pipeStream(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {

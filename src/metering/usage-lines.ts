@@ -7,7 +7,7 @@ import { timestampText } from '../database/timestamp-text';
  * backslash, tab, newline and carriage return escaped with a backslash, the line ended by a
  * newline. Encoded once, when the call ends, the record leaves no objects behind for the
  * garbage collector to carry from the young generation to the old one while it waits
- * (docs/performance.md, "The usage queue as bytes").
+ * (docs/performance-log.md, "The usage queue as bytes").
  */
 export const USAGE_COLUMNS = [
   'request_id', 'client_request_id', 'key_id', 'owner_id', 'model', 'interface', 'line', 'translated_to',

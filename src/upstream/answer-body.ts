@@ -33,7 +33,7 @@ const SETTLED_FLOW: AnswerFlow = { pause: () => undefined, resume: () => undefin
  * read whole (`whole`), piped chunk by chunk with backpressure (`pipe`), pulled a chunk at a
  * time (`chunks`), or read to its end and dropped (`drop`), by one reader at a time. None of
  * them costs a stream: a Readable per answer (undici's `request()`) took ~4.5 µs of a bare
- * proxy's ~46 µs per JSON call and ~8 µs per chat stream (docs/performance.md).
+ * proxy's ~46 µs per JSON call and ~8 µs per chat stream (docs/performance-log.md).
  *
  * Chunks that arrive before a reader claims the body wait for it, up to HIGH_WATER_BYTES, and
  * then the connection pauses. A body ends or fails once; a reader that comes later learns

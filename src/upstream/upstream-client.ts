@@ -75,7 +75,7 @@ export class UpstreamClient {
  * What the handler holds of the call (the request, the promise's settlers, which reach the whole
  * call through the awaiting functions) is let go of as soon as it is used: undici may keep a
  * finished handler a while, and a call kept alive by it would outlive young-generation
- * collections (docs/performance.md, "Upstream answers without a Readable": with neither this nor
+ * collections (docs/performance-log.md, "Upstream answers without a Readable": with neither this nor
  * AnswerBody's release, four times the bytes promoted per chat call).
  */
 class AnswerHandler implements Dispatcher.DispatchHandler {

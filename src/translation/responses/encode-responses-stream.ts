@@ -132,7 +132,7 @@ export class ResponsesStreamWriter implements StreamEncoder {
    * belongs), the delta, then `after`; `members` and `after` are JSON members (`"name":value`).
    * Deltas are a stream's most frequent events (about one per token); through `emit` the payload
    * and place objects, the literal spreading them and `JSON.stringify` of it cost ~1.2 µs each,
-   * where only the delta itself needs serialising (docs/performance.md).
+   * where only the delta itself needs serialising (docs/performance-log.md).
    */
   private delta(type: DeltaType, members: string, delta: string, after = ''): SseEvent {
     return { event: type, data: `{"type":"${type}","sequence_number":${this.sequence++},${members},"delta":${JSON.stringify(delta)}${after}}` };
