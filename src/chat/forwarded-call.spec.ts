@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,5 +52,36 @@ describe('ForwardedCall with a spooled body', () => {
 
     await expect(calls.run(request, reply, { body: spool.upstreamBody([spool.skeleton.bytes]) } as unknown as CallSpec)).resolves.toBeUndefined();
     expect(open).not.toHaveBeenCalled();
+  });
+});
+
+describe('ForwardedCall records', () => {
+  it('the call\'s duration up to when its answer\'s end was written, not up to its record', async () => {
+    const answerEnd = performance.now() - 500;
+    const request = {
+      id: 'request-1',
+      headers: {},
+      startedAt: answerEnd - 40,
+      call: { model: { id: 'm', prices: {} }, stream: false } as unknown as AdmittedCall,
+      principal: { keyId: 'key-1', ownerId: 'owner-1' },
+      forwarded: { upstreamStartedAt: answerEnd - 30, responseClosed: false },
+    } as unknown as FastifyRequest;
+    const response = Object.assign(new EventEmitter(), { writableFinished: true, endedAt: answerEnd });
+    const reply = { raw: response, hijack: jest.fn() } as unknown as FastifyReply;
+    const opened = { statusCode: 200, headers: {}, line: { id: 'line-a' }, headersMs: 10, done: jest.fn() };
+    const enqueue = jest.fn();
+    const telemetry = { upstreamStarted: jest.fn(), upstreamEnded: jest.fn() };
+    const calls = new ForwardedCall({ open: () => Promise.resolve(opened) } as unknown as ForwardService, { enqueue } as unknown as UsageWriter, telemetry as unknown as CallTelemetry);
+    const spec = {
+      recordAs: 'chat_completions',
+      body: Buffer.from('{}'),
+      answer: () => Promise.resolve({ status: 200, line: 'line-a', errorCode: null, figures: undefined, cost: 0n, upstreamHeadersMs: 10 }),
+      figures: () => undefined,
+    } as unknown as CallSpec;
+
+    await calls.run(request, reply, spec);
+
+    expect(enqueue).toHaveBeenCalledTimes(1);
+    expect(enqueue.mock.calls[0][0]).toMatchObject({ requestId: 'request-1', status: 200, durationMs: 40 });
   });
 });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { GatewayError, statusOf } from '../common/gateway-error';
 import { dialectOfPath, errorBody } from '../common/error-body';
 import type { InterfaceName } from '../config/gateway-config';
@@ -13,6 +14,7 @@ import { BodySpool, SpooledUpstreamBody } from '../common/body-spool';
 import type { UsageFigures } from '../metering/usage-figures';
 import { CallOutcome, usageDraftOf } from './call-recorder';
 import { CallTelemetry } from '../observability/call-telemetry';
+import { endedAt } from '../observability/timed-response';
 
 /** Status recorded when the client went away before the answer was complete. */
 export const CLIENT_CLOSED = 499;
@@ -87,7 +89,7 @@ export class ForwardedCall {
       });
     } catch (error) {
       response.off('close', onClose);
-      if (error instanceof ForwardFailure) this.record(request, spec, failureOutcome(error, clientLeft));
+      if (error instanceof ForwardFailure) this.record(request, response, spec, failureOutcome(error, clientLeft));
       throw error;
     }
     reply.hijack();
@@ -108,11 +110,11 @@ export class ForwardedCall {
     }
     // The figures stay: what the upstream reported is billed even when the client did not see it.
     if (clientLeft && outcome.status !== CLIENT_CLOSED) outcome = { ...outcome, status: CLIENT_CLOSED, errorCode: 'client_closed' };
-    this.record(request, spec, outcome);
+    this.record(request, response, spec, outcome);
   }
 
-  private record(request: FastifyRequest, spec: CallSpec, outcome: CallOutcome): void {
-    const draft = usageDraftOf(request, spec.recordAs, outcome, spec.translatedTo ?? null);
+  private record(request: FastifyRequest, response: ServerResponse, spec: CallSpec, outcome: CallOutcome): void {
+    const draft = usageDraftOf(request, spec.recordAs, outcome, spec.translatedTo ?? null, endedAt(response, performance.now()));
     request.forwarded!.record = draft;
     this.usage.enqueue(draft);
   }

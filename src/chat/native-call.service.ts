@@ -12,6 +12,7 @@ import { MeteredEvents } from './metered-events';
 import { NativeRoute, upstreamPathOf } from './native-route';
 import type { ResponseMeter } from './response-meter';
 import { inStreamError } from './stream-errors';
+import { nextCheckPhase } from '../common/next-check-phase';
 
 /**
  * Native forwarding: the client's bytes go upstream with only `model` changed, and the
@@ -43,12 +44,14 @@ export class NativeCallService {
 
   private async sendWhole(opened: OpenedResponse, response: ServerResponse, meter: ResponseMeter): Promise<CallOutcome> {
     const body = await opened.body.whole();
+    opened.done();
     const headers = returnedResponseHeaders(opened.headers);
     headers['content-type'] = (opened.headers['content-type'] as string | undefined) ?? 'application/json';
     headers['content-length'] = body.length;
     response.writeHead(opened.statusCode, headers);
     response.end(body);
-    // Metered once the client has its answer: parsing it is not on the client's clock.
+    // Metered and recorded once the client has its answer, after the loop's other answers of this turn.
+    await nextCheckPhase();
     const ok = opened.statusCode >= 200 && opened.statusCode < 300;
     if (ok) meter.readJson(body);
     return {

@@ -18,6 +18,7 @@ import type { CallOutcome } from './call-recorder';
 import { drained, ForwardedCall, isEventStream } from './forwarded-call';
 import { KeepAlive } from './keep-alive';
 import { TranslationContextProvider } from './translation-context.provider';
+import { nextCheckPhase } from '../common/next-check-phase';
 
 export interface TranslationSettings {
   /** Translated messages streams send `ping` after this long without upstream output. */
@@ -125,6 +126,7 @@ export class TranslatedCallService {
 
   private async sendAnswer(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
     const raw = await opened.body.whole();
+    opened.done();
     let answer: ReturnType<typeof translateAnswer>;
     try {
       answer = translateAnswer(plan, JSON.parse(raw.toString('utf8')), this.context);
@@ -137,6 +139,8 @@ export class TranslatedCallService {
     const body = JSON.stringify(answer.body);
     response.writeHead(opened.statusCode, this.head(plan, opened, 'application/json', Buffer.byteLength(body)));
     response.end(body);
+    // Recorded after the loop's other answers of this turn (nextCheckPhase).
+    await nextCheckPhase();
     return { status: opened.statusCode, line: opened.line.id, errorCode: null, figures: usageFigures(answer.usage), upstreamHeadersMs: opened.headersMs };
   }
 

@@ -20,8 +20,8 @@ function request(fields: Partial<FastifyRequest> = {}, route: string | null = '/
   } as unknown as FastifyRequest;
 }
 
-function response(statusCode: number, finished = true, headWrittenAt = 0): ServerResponse {
-  return { statusCode, writableFinished: finished, headWrittenAt } as unknown as ServerResponse;
+function response(statusCode: number, finished = true, headWrittenAt = 0, endedAt = 0): ServerResponse {
+  return { statusCode, writableFinished: finished, headWrittenAt, endedAt } as unknown as ServerResponse;
 }
 
 describe(callFactsOf.name, () => {
@@ -68,6 +68,11 @@ describe(callFactsOf.name, () => {
     const facts = callFactsOf(request({ errorCode: 'invalid_api_key' }), response(401, true, 1_002), 1_003);
 
     expect(facts).toMatchObject({ entry: '/v1/messages', model: null, keyPrefix: null, status: 401, errorCode: 'invalid_api_key', upstreamMs: null, firstByteMs: 2 });
+  });
+
+  it('ends the duration when the answer\'s end was written, not when the call is reported', () => {
+    expect(callFactsOf(request(), response(200, true, 1_030, 1_040), 1_900).durationMs).toBe(40);
+    expect(callFactsOf(request(), response(200, false, 1_030), 1_900).durationMs).toBe(900);
   });
 
   it('names a request to an unknown path "none"', () => {

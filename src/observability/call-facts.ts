@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { clientRequestIdOf } from '../chat/call-recorder';
 import type { UsageFigures } from '../metering/usage-figures';
 import '../common/request-state';
-import { headWrittenAt } from './timed-response';
+import { endedAt, headWrittenAt } from './timed-response';
 
 /** Status of a call whose client left before its answer was complete (as in the usage records). */
 const CLIENT_CLOSED = 499;
@@ -41,7 +41,8 @@ export interface CallFacts {
 /**
  * The facts of a request that is over, at `now` (`performance.now()`): from the guards
  * (principal, admitted call), the forwarded call's record, the exception filter's error code
- * and the raw response. Only reads fields; nothing is parsed.
+ * and the raw response. Only reads fields; nothing is parsed. The duration ends when the
+ * answer's end was written (else at `now`), not when the call is reported.
  */
 export function callFactsOf(request: FastifyRequest, response: ServerResponse, now: number): CallFacts {
   const call = request.call;
@@ -68,7 +69,7 @@ export function callFactsOf(request: FastifyRequest, response: ServerResponse, n
     stream: call ? call.stream : null,
     status: record?.status ?? (clientLeft ? CLIENT_CLOSED : response.statusCode),
     errorCode: record ? record.errorCode : clientLeft ? 'client_closed' : (request.errorCode ?? null),
-    durationMs: now - request.startedAt,
+    durationMs: endedAt(response, now) - request.startedAt,
     upstreamHeadersMs: record?.upstreamHeadersMs ?? null,
     upstreamMs,
     firstByteMs: headAt > 0 ? headAt - request.startedAt : null,

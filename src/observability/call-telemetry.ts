@@ -6,6 +6,7 @@ import '../common/request-state';
 import { callFactsOf, isProbe } from './call-facts';
 import { callLogLevel, callLogLine, callLogText, GATEWAY_LOG } from './call-log';
 import { GatewayMetrics } from './gateway-metrics';
+import { endedAt } from './timed-response';
 
 /**
  * Reports every request once, when it is over, to the metrics and as one log line. A request
@@ -45,7 +46,7 @@ export class CallTelemetry {
   /** ForwardedCall is done (answered, failed, or the client left), its record (if any) kept on the request. */
   upstreamEnded(request: FastifyRequest, reply: FastifyReply): void {
     const forwarded = request.forwarded!;
-    forwarded.upstreamEndedAt = performance.now();
+    forwarded.upstreamEndedAt = endedAt(reply.raw, performance.now());
     if (forwarded.responseClosed) this.report(request, reply);
   }
 

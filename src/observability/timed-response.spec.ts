@@ -1,6 +1,6 @@
 import { createServer, ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { carryRequestId, headWrittenAt, TimedServerResponse } from './timed-response';
+import { carryRequestId, endedAt, headWrittenAt, TimedServerResponse } from './timed-response';
 
 /** A server answering with `answer`, reporting its response once closed. */
 async function serve(answer: (response: TimedServerResponse) => void): Promise<{ server: Server; url: string; closed: Promise<TimedServerResponse> }> {
@@ -29,6 +29,27 @@ describe(TimedServerResponse.name, () => {
     expect(answer.headers.get('x-kept')).toBe('yes');
     expect(await answer.text()).toBe('done');
     expect(headWrittenAt(response)).toBeGreaterThan(before);
+  });
+
+  it('notes when the answer\'s end was written, once, and gives `now` for an answer never ended', async () => {
+    let endedBefore = 0;
+    const { server, url, closed } = await serve((response) => {
+      response.writeHead(200);
+      response.write('a');
+      endedBefore = endedAt(response, -1);
+      setTimeout(() => response.end('b'), 20);
+    });
+    const answer = await fetch(url);
+    expect(await answer.text()).toBe('ab');
+    const response = await closed;
+    server.close();
+
+    expect(endedBefore).toBe(-1);
+    expect(endedAt(response, -1)).toBeGreaterThanOrEqual(headWrittenAt(response) + 15);
+    const noted = endedAt(response, -1);
+    response.end();
+    expect(endedAt(response, -1)).toBe(noted);
+    expect(endedAt(new ServerResponse({ method: 'GET' } as never), 7)).toBe(7);
   });
 
   it('notes the implicit head of a first write, and keeps a reason phrase', async () => {

@@ -11,6 +11,8 @@ import { performance } from 'node:perf_hooks';
 export class TimedServerResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   /** `performance.now()` when the head was written; 0 until then. */
   headWrittenAt = 0;
+  /** `performance.now()` when the answer's end was written (`end`); 0 until then. */
+  endedAt = 0;
   /** The request id every answer carries as `x-request-id` (and `request-id`, see below), added to the head. */
   requestId: string | undefined = undefined;
   /** Also as `request-id`: the messages SDK reads its request id from there. */
@@ -21,6 +23,12 @@ export class TimedServerResponse<Request extends IncomingMessage = IncomingMessa
     if (this.headWrittenAt === 0) this.headWrittenAt = performance.now();
     if (this.requestId !== undefined) this.addRequestId(typeof reasonOrHeaders === 'string' ? headers : reasonOrHeaders);
     return super.writeHead(statusCode, reasonOrHeaders, headers);
+  }
+
+  /** A call lasts until here, not until its record and log line: those may wait for the loop's check phase (nextCheckPhase). */
+  override end(...args: unknown[]): this {
+    if (this.endedAt === 0) this.endedAt = performance.now();
+    return (super.end as (...given: unknown[]) => this).apply(this, args);
   }
 
   /**
@@ -61,4 +69,9 @@ export function carryRequestId(response: ServerResponse, id: string, forMessages
 /** When the response head was written (`performance.now()`), or 0: not yet, or not a TimedServerResponse. */
 export function headWrittenAt(response: ServerResponse): number {
   return (response as Partial<TimedServerResponse>).headWrittenAt ?? 0;
+}
+
+/** When the answer's end was written (`performance.now()`), or else `now`: a call lasts until then. */
+export function endedAt(response: ServerResponse, now: number): number {
+  return (response as Partial<TimedServerResponse>).endedAt || now;
 }
