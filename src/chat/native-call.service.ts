@@ -44,6 +44,7 @@ export class NativeCallService {
 
   private async sendWhole(opened: OpenedResponse, response: ServerResponse, meter: ResponseMeter): Promise<CallOutcome> {
     const body = await opened.body.whole();
+    // The body is read: the line's slot is free before the wait below (ForwardedCall calls `done` again; it is idempotent).
     opened.done();
     const headers = returnedResponseHeaders(opened.headers);
     headers['content-type'] = (opened.headers['content-type'] as string | undefined) ?? 'application/json';

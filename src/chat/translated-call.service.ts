@@ -126,6 +126,7 @@ export class TranslatedCallService {
 
   private async sendAnswer(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
     const raw = await opened.body.whole();
+    // The body is read: the line's slot is free before the wait below (ForwardedCall calls `done` again; it is idempotent).
     opened.done();
     let answer: ReturnType<typeof translateAnswer>;
     try {
