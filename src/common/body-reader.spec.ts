@@ -115,7 +115,18 @@ describe(readBody.name, () => {
       ['ends before its announced length', { 'content-length': String(text.length + 10) }, 10_000, 400],
     ])('closes the file of a body that %s', async (_, headers, limit, status) => {
       await expect(spooled(headers, pieces, limit)).rejects.toMatchObject({ statusCode: status });
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(openSpoolFiles()).toBe(0);
+    });
+
+    it('closes the file of a body whose socket fails before the file is open', async () => {
+      const stream = new PassThrough();
+      Object.assign(stream, { headers: { 'content-length': String(text.length) } });
+      const refused = new Promise((resolve, reject) => readBody(stream as unknown as IncomingMessage, 10_000, (error, body) => (error ? reject(error) : resolve(body)), policy));
+      stream.destroy(new Error('socket gone')); // 'error' comes on the next tick, before the file is opened
+
+      await expect(refused).rejects.toThrow('socket gone');
+      expect(openSpoolFiles()).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 50));
       expect(openSpoolFiles()).toBe(0);
     });
 

@@ -95,7 +95,8 @@ export function readBody(payload: IncomingMessage, limit: number, done: BodyDone
 /**
  * Writes a large body to a BodySpool as it arrives, building its skeleton on the way; the socket
  * is paused while more than SPOOL_HIGH_WATER_BYTES wait for the disk. Gives the spool once every
- * byte is written; on any failure the file is closed and the error given instead.
+ * byte is written; on any failure the file is closed first and the error given after, so no
+ * refused body holds a descriptor once its refusal is out.
  */
 function spoolBody(payload: IncomingMessage, expected: number | undefined, limit: number, policy: SpoolPolicy, initial: Buffer[], done: BodyDone): void {
   const boundary = formBoundary(payload.headers['content-type']);
@@ -107,6 +108,7 @@ function spoolBody(payload: IncomingMessage, expected: number | undefined, limit
   let writing = false;
   let ended = false;
   let finished = false;
+  const opening = BodySpool.open(policy.directory);
   const finish = (error: Error | null) => {
     if (finished) return;
     finished = true;
@@ -114,8 +116,10 @@ function spoolBody(payload: IncomingMessage, expected: number | undefined, limit
     payload.off('end', onEnd);
     payload.off('error', onError);
     if (error) {
-      void spool?.release();
-      done(error);
+      // A write in flight finishes before the close (FileHandle.close waits for it).
+      const closed = spool ? spool.release() : opening.then((opened) => opened.release());
+      const report = () => done(error);
+      closed.then(report, report);
       return;
     }
     const written = spool!;
@@ -174,12 +178,9 @@ function spoolBody(payload: IncomingMessage, expected: number | undefined, limit
   payload.on('data', onData);
   payload.on('end', onEnd);
   payload.on('error', onError);
-  BodySpool.open(policy.directory).then(
+  opening.then(
     (opened) => {
-      if (finished) {
-        void opened.release();
-        return;
-      }
+      if (finished) return; // finish() closes it
       spool = opened;
       write();
     },
