@@ -11,7 +11,10 @@
  *
  * With $BENCH_CONTROL_PORT it also listens on that loopback port, apart from the gateway's own
  * server, for the runner: `GET /usage` writes the queued usage records and answers how many
- * records of owner `bench` were started since this process began, and their cost.
+ * records of owner `bench` were started since this process began, and their cost; `GET /memory`
+ * answers `process.memoryUsage()` (the main thread's), and `POST /memory/collect` does so after
+ * a full collection of the heaps of the main thread and of the embedded engine's worker (V8's
+ * low-memory collection, the inspector's `collectGarbage`).
  */
 import 'reflect-metadata';
 import { createServer } from 'node:http';
@@ -68,10 +71,18 @@ keys:
 function listenControl(app: NestFastifyApplication, port: number, since: Date): void {
   const writer = app.get(UsageWriter);
   const dataSource = app.get(DataSource);
+  let collect: (() => Promise<number>) | undefined;
   const server = createServer((request, response) => {
+    // The main thread's V8 heap and buffers (bench/memory.mjs samples them next to RSS).
+    const answerMemory = (heapsCollected?: number) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...process.memoryUsage(), heapsCollected }));
     if (request.method === 'GET' && request.url === '/memory') {
-      // The main thread's V8 heap and buffers (bench/memory.mjs samples them next to RSS).
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(process.memoryUsage()));
+      answerMemory();
+      return;
+    }
+    if (request.method === 'POST' && request.url === '/memory/collect') {
+      collect ??= fullCollection();
+      collect().then(answerMemory, (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(String(error)));
       return;
     }
     if (request.method !== 'GET' || request.url !== '/usage') {
@@ -104,6 +115,39 @@ function listenControl(app: NestFastifyApplication, port: number, since: Date): 
   });
   server.listen(port, '127.0.0.1');
   server.unref();
+}
+
+/** Collects every heap of the process: the main thread's, then each worker's through the inspector's NodeWorker domain. */
+function fullCollection(): () => Promise<number> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params: object = {}) =>
+    new Promise<void>((resolve, reject) => session.post(method, params, (error) => (error ? reject(error) : resolve())));
+  const workers = new Set<string>();
+  const waiting = new Map<number, () => void>();
+  let nextId = 1;
+  session.on('NodeWorker.attachedToWorker', ({ params }: { params: { sessionId: string } }) => workers.add(params.sessionId));
+  session.on('NodeWorker.detachedFromWorker', ({ params }: { params: { sessionId: string } }) => workers.delete(params.sessionId));
+  session.on('NodeWorker.receivedMessageFromWorker', ({ params }: { params: { message: string } }) => {
+    const { id } = JSON.parse(params.message) as { id?: number };
+    if (id !== undefined) waiting.get(id)?.();
+  });
+  const inWorker = (sessionId: string) =>
+    new Promise<void>((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, () => {
+        waiting.delete(id);
+        resolve();
+      });
+      post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method: 'HeapProfiler.collectGarbage' }) }).catch(reject);
+    });
+  const attached = post('NodeWorker.enable', { waitForDebuggerOnStart: false });
+  return async () => {
+    await attached;
+    await post('HeapProfiler.collectGarbage');
+    for (const sessionId of workers) await inWorker(sessionId);
+    return 1 + workers.size;
+  };
 }
 
 /**
