@@ -74,6 +74,15 @@ const gateway = start(['dist/scripts/bench-gateway.js'], gatewayEnv({
   DATABASE_URL: opt['database-url'] ?? '',
   DATA_DIR: dataDir,
 }));
+// A gateway that stops before the run does (it could not start, or it crashed) ends the run at once.
+let stopping = false;
+gateway.once('exit', (code, signal) => {
+  if (stopping) return;
+  log(`the gateway exited (${code ?? signal}) before the run ended`);
+  for (const child of children) child.kill('SIGTERM');
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  process.exit(1);
+});
 await Promise.all([waitForPort(mockPort), waitForPort(gatewayPort), waitForPort(controlPort)]);
 const client = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: 128, bodyTimeout: 120_000, headersTimeout: 120_000 });
 let failures = 0;
@@ -143,6 +152,7 @@ async function imageEdits() {
 if (opt['images-only']) {
   const images = await imageEdits();
   const usage = await (await fetch(`http://127.0.0.1:${controlPort}/usage`)).json();
+  stopping = true;
   for (const child of children) child.kill('SIGTERM');
   await client.close();
   await sleep(1000);
@@ -248,6 +258,7 @@ const endOfLoad = rssOf(gateway.pid);
 const atEnd = await settled(`${opt.minutes} min of load (${calls - warmCalls} calls; ${mib(endOfLoad)} MiB when it stopped)`);
 const usage = await (await fetch(`http://127.0.0.1:${controlPort}/usage`)).json();
 
+stopping = true;
 for (const child of children) child.kill('SIGTERM');
 await client.close();
 await sleep(1000);
