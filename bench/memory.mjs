@@ -87,6 +87,15 @@ await Promise.all([waitForPort(mockPort), waitForPort(gatewayPort), waitForPort(
 const client = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: 128, bodyTimeout: 120_000, headersTimeout: 120_000 });
 let failures = 0;
 
+/** Stops the gateway and the mock and removes the run's data folder. */
+async function shutDown() {
+  stopping = true;
+  for (const child of children) child.kill('SIGTERM');
+  await client.close();
+  await sleep(1000);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
 /** Peak RSS of the gateway while `work` runs, sampled every 20 ms. */
 async function peakDuring(work) {
   let peak = rssOf(gateway.pid);
@@ -152,11 +161,7 @@ async function imageEdits() {
 if (opt['images-only']) {
   const images = await imageEdits();
   const usage = await (await fetch(`http://127.0.0.1:${controlPort}/usage`)).json();
-  stopping = true;
-  for (const child of children) child.kill('SIGTERM');
-  await client.close();
-  await sleep(1000);
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await shutDown();
   console.log(JSON.stringify({ image_edits: images, usage_records: usage.records, failures }, null, 2));
   process.exit(failures === 0 && usage.records === images.calls ? 0 : 1);
 }
@@ -258,11 +263,7 @@ const endOfLoad = rssOf(gateway.pid);
 const atEnd = await settled(`${opt.minutes} min of load (${calls - warmCalls} calls; ${mib(endOfLoad)} MiB when it stopped)`);
 const usage = await (await fetch(`http://127.0.0.1:${controlPort}/usage`)).json();
 
-stopping = true;
-for (const child of children) child.kill('SIGTERM');
-await client.close();
-await sleep(1000);
-fs.rmSync(dataDir, { recursive: true, force: true });
+await shutDown();
 
 /** Growth from `from` to `to` in per cent, one decimal. */
 const percent = (from, to) => (from === undefined ? undefined : Number((((to - from) / from) * 100).toFixed(1)));

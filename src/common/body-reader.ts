@@ -116,8 +116,8 @@ function spoolBody(payload: IncomingMessage, expected: number | undefined, limit
     payload.off('end', onEnd);
     payload.off('error', onError);
     if (error) {
-      // A write in flight finishes before the close (FileHandle.close waits for it).
-      const closed = spool ? spool.release() : opening.then((opened) => opened.release());
+      // Closed once open (the spool, if set, is this file); a write in flight finishes first (FileHandle.close waits for it).
+      const closed = opening.then((opened) => opened.release());
       const report = () => done(error);
       closed.then(report, report);
       return;
