@@ -506,7 +506,7 @@ async function main() {
     database: opt['database-url'] ? 'postgresql' : 'embedded', duration_s: DURATION, reps: REPS, warmup_s: WARMUP, chunks: CHUNKS,
     scenarios: SCENARIOS.map((s) => s.name), busy_before_start_pct: idle,
   };
-  const verdicts = judge(summary, usageReport, meta.database);
+  const verdicts = judge(summary, usageReport, meta.database, { oneCore: PIN });
   const result = { meta, checks, summary, verdicts, ttfb, usage: usageReport, notes, runs };
   const markdown = report(result);
   fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(result, null, 2) + '\n');

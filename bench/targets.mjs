@@ -27,22 +27,57 @@ function limitOf(target, database) {
   return boundOf(target) === 'max' ? target.max * (1 + POSTGRES_SLACK) : target.min * (1 - POSTGRES_SLACK);
 }
 
+/** Whether a figure is within a limit, on the limit's side; null when there is no figure. */
+const within = (value, limit, bound) => (value === null ? null : bound === 'max' ? value <= limit : value >= limit);
+
+/**
+ * What a CPU or throughput limit leaves for the gateway's own work: the most CPU per call the
+ * limit allows, less the stack floor's. A CPU limit allows its ratio of the bare proxy's CPU per
+ * call. A throughput limit, when every target runs on one pinned core (`oneCore`), allows one
+ * core-second over the calls per second the limit asks for: more CPU per call than that and the
+ * core cannot serve them, whatever else holds the target back. Null when a row or figure is
+ * missing.
+ */
+function allowanceOf(target, limit, rows, oneCore) {
+  const { bare, floor, gateway } = rows;
+  if (!bare || !floor || !gateway) return null;
+  const cpuPerCall = target.figure === 'cpu_ratio' ? limit * bare.cpu_us_per_req
+    : target.figure === 'throughput_ratio' && oneCore ? 1e6 / (limit * bare.rps) : null;
+  if (cpuPerCall === null || !Number.isFinite(cpuPerCall)) return null;
+  return {
+    cpu_us_per_call: cpuPerCall, floor_cpu_us: floor.cpu_us_per_req,
+    left_us: cpuPerCall - floor.cpu_us_per_req, gateway_own_us: gateway.cpu_us_per_req - floor.cpu_us_per_req,
+  };
+}
+
 /**
  * Every target against the run: one verdict per target and scenario the run measured (a
  * scenario left out of the run is left out here), and the usage records against the calls.
- * `met` is null when the figure is missing (a probe that was switched off).
+ * `met` is null when the figure is missing (a probe that was switched off). When the run has
+ * the stack floor (`--floor`), each verdict also judges the floor's own figure against the same
+ * limit (`floor`: can the stack meet it before the gateway does anything?) and, for CPU and
+ * throughput limits, says what the limit leaves for the gateway's own work (`allowance`).
+ * `options.oneCore`: every target ran pinned to one core (the run's pinning).
  */
-export function judge(summary, usage, database) {
+export function judge(summary, usage, database, options = {}) {
   const verdicts = [];
   for (const target of TARGETS) {
     const limit = limitOf(target, database);
     const bound = boundOf(target);
     for (const scenario of target.scenarios) {
-      const row = summary.find((r) => r.scenario === scenario && r.target === 'gateway');
+      const cell = (name) => summary.find((r) => r.scenario === scenario && r.target === name);
+      const row = cell('gateway');
       if (!row) continue;
       const value = row.vs_bare?.[target.figure] ?? null;
-      const met = value === null ? null : bound === 'max' ? value <= limit : value >= limit;
-      verdicts.push({ target: target.name, scenario, label: row.label, value, limit, bound, unit: target.unit, met });
+      const verdict = { target: target.name, scenario, label: row.label, value, limit, bound, unit: target.unit, met: within(value, limit, bound) };
+      const floor = cell('stack-floor');
+      if (floor) {
+        const floorValue = floor.vs_bare?.[target.figure] ?? null;
+        verdict.floor = { value: floorValue, met: within(floorValue, limit, bound) };
+        const allowance = allowanceOf(target, limit, { bare: cell('bare-proxy'), floor, gateway: row }, options.oneCore === true);
+        if (allowance) verdict.allowance = allowance;
+      }
+      verdicts.push(verdict);
     }
   }
   verdicts.push({
@@ -58,16 +93,30 @@ export function targetsTable(verdicts, database) {
   const number = (x, unit, digits = x.toFixed(2)) => (unit === '×' ? `${digits}×` : unit === ' ms' ? `${x >= 0 ? '+' : ''}${digits} ms` : String(x));
   const limit = (x, unit) => number(x, unit, x.toFixed(3).replace(/0$/, ''));
   const bound = (v) => (v.bound === 'equal' ? `= ${v.limit} calls` : `${v.bound === 'max' ? '≤' : '≥'} ${limit(v.limit, v.unit)}`);
+  const outcome = (met) => (met === null ? 'not measured' : met ? 'met' : 'NOT MET');
+  const withFloor = verdicts.some((v) => v.floor);
   const lines = [
     `Issue 4's targets on the ${database} database${database === 'postgresql' ? ' (limits 10 % looser)' : ''}: ` +
       `${verdicts.filter((v) => v.met).length} of ${verdicts.length} met.`,
     '',
-    '| target | scenario | gateway | limit | |',
-    '|---|---|---:|---:|---|',
+    withFloor ? '| target | scenario | gateway | limit | | stack floor alone |' : '| target | scenario | gateway | limit | |',
+    withFloor ? '|---|---|---:|---:|---|---|' : '|---|---|---:|---:|---|',
   ];
   for (const v of verdicts) {
     const value = v.value === null ? '–' : v.bound === 'equal' ? `${v.value} records` : number(v.value, v.unit);
-    lines.push(`| ${v.target} | ${v.label} | ${value} | ${bound(v)} | ${v.met === null ? 'not measured' : v.met ? 'met' : 'NOT MET'} |`);
+    const floor = !withFloor ? '' : v.floor ? ` ${v.floor.value === null ? '–' : number(v.floor.value, v.unit)} ${outcome(v.floor.met)} |` : ' – |';
+    lines.push(`| ${v.target} | ${v.label} | ${value} | ${bound(v)} | ${outcome(v.met)} |${floor}`);
+  }
+  const allowances = verdicts.filter((v) => v.allowance);
+  if (allowances.length) {
+    const us = (x) => `${x.toFixed(1)} µs`;
+    lines.push('', 'What each CPU or throughput limit leaves for the gateway\'s own work, in CPU per call over the stack floor\'s ' +
+      '(a throughput limit on one pinned core: one core-second over the calls per second it asks for):', '');
+    for (const v of allowances) {
+      const a = v.allowance;
+      lines.push(`- ${v.target}, ${v.label}: at most ${us(a.cpu_us_per_call)} per call; the stack floor takes ${us(a.floor_cpu_us)}, ` +
+        `${a.left_us >= 0 ? `which leaves ${us(a.left_us)}` : `${us(-a.left_us)} over it before the gateway does anything`}; the gateway's own work took ${us(a.gateway_own_us)}`);
+    }
   }
   lines.push('', 'The memory targets (peak RSS with large bodies, RSS after a long mixed load) are `npm run bench:memory`\'s.');
   return lines.join('\n');
