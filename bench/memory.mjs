@@ -29,7 +29,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, waitForPort } from './ports.mjs';
+import { freePort, onEarlyExit, waitForPort } from './ports.mjs';
 import { gatewayEnv } from './gateway-env.mjs';
 import { Pool } from 'undici';
 
@@ -75,10 +75,8 @@ const gateway = start(['dist/scripts/bench-gateway.js'], gatewayEnv({
   DATA_DIR: dataDir,
 }));
 // A gateway that stops before the run does (it could not start, or it crashed) ends the run at once.
-let stopping = false;
-gateway.once('exit', (code, signal) => {
-  if (stopping) return;
-  log(`the gateway exited (${code ?? signal}) before the run ended`);
+const stoppingGateway = onEarlyExit(gateway, (why) => {
+  log(`the gateway exited (${why}) before the run ended`);
   for (const child of children) child.kill('SIGTERM');
   fs.rmSync(dataDir, { recursive: true, force: true });
   process.exit(1);
@@ -89,7 +87,7 @@ let failures = 0;
 
 /** Stops the gateway and the mock and removes the run's data folder. */
 async function shutDown() {
-  stopping = true;
+  stoppingGateway();
   for (const child of children) child.kill('SIGTERM');
   await client.close();
   await sleep(1000);

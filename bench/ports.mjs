@@ -1,4 +1,4 @@
-// Ports for the bench scripts' own processes, on 127.0.0.1.
+// Ports for the bench scripts' own processes, on 127.0.0.1, and those processes' early exits.
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -23,4 +23,18 @@ export async function waitForPort(port) {
     await sleep(100);
   }
   throw new Error(`nothing listens on ${port}`);
+}
+
+/**
+ * Calls `handle(code or signal)` when `child` exits before the script stops it (it could not
+ * start, or it crashed); the returned function says the script is stopping it now.
+ */
+export function onEarlyExit(child, handle) {
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (!stopping) handle(code ?? signal);
+  });
+  return () => {
+    stopping = true;
+  };
 }

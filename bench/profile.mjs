@@ -15,7 +15,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, waitForPort } from './ports.mjs';
+import { freePort, onEarlyExit, waitForPort } from './ports.mjs';
 import { gatewayEnv } from './gateway-env.mjs';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -66,10 +66,8 @@ const gateway = start('1', ['dist/scripts/bench-gateway.js'], gatewayEnv({
   DATA_DIR: opt['data-dir'] ?? path.join(OUT, 'data'),
 }));
 // A gateway that stops before the profile is written (it could not start, or it crashed) ends the run at once.
-let stopping = false;
-gateway.once('exit', (code, signal) => {
-  if (stopping) return;
-  process.stderr.write(`the gateway exited (${code ?? signal}) before the profile was written; its log: ${path.join(OUT, 'bench-gateway.js.log')}\n`);
+const stoppingGateway = onEarlyExit(gateway, (why) => {
+  process.stderr.write(`the gateway exited (${why}) before the profile was written; its log: ${path.join(OUT, 'bench-gateway.js.log')}\n`);
   mock.kill('SIGTERM');
   if (!opt['data-dir']) fs.rmSync(path.join(OUT, 'data'), { recursive: true, force: true });
   process.exit(1);
@@ -88,7 +86,7 @@ const wrk = (seconds) => {
   const run = spawnSync('taskset', ['-c', '0', 'wrk', '-t1', `-c${match[2]}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${gatewayPort}${call.path}`], { encoding: 'utf8' });
   if (run.status !== 0 || !/\d+ requests in/.test(run.stdout)) {
     // Without a load there is nothing to profile: stop instead of printing an idle profile.
-    stopping = true;
+    stoppingGateway();
     gateway.kill('SIGTERM');
     mock.kill('SIGTERM');
     throw new Error(`wrk failed (exit ${run.status}; needs wrk installed, Debian: apt-get install wrk): ${run.stderr.slice(-300)}${run.stdout.slice(-300)}`);
@@ -102,7 +100,7 @@ gateway.kill('SIGUSR2'); // ... and writes the profile
 process.stderr.write(run.stdout);
 while (!fs.existsSync(profileFile)) await sleep(100);
 await sleep(500);
-stopping = true;
+stoppingGateway();
 gateway.kill('SIGTERM');
 await new Promise((resolve) => gateway.on('exit', resolve));
 mock.kill('SIGTERM');
