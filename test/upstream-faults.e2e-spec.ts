@@ -225,11 +225,14 @@ describe('upstream faults', () => {
       const stream = openai.responses.stream({ model: 'quick-model', input: 'Tell me about faults' });
       const types: string[] = [];
 
-      for await (const event of stream) types.push(event.type);
+      const failure = await (async () => {
+        for await (const event of stream) types.push(event.type);
+      })().catch((error: unknown) => error);
 
+      // The SDK raises the stream's `error` event itself, where it reads it.
+      expect(failure).toMatchObject({ type: 'error', code: 'upstream_timeout', message: expect.any(String) });
       await expect(stream.finalResponse()).rejects.toMatchObject({ type: 'error', code: 'upstream_timeout', message: expect.any(String) });
       expect(types[0]).toBe('response.created');
-      expect(types[types.length - 1]).toBe('error');
       expect(types).not.toContain('response.completed');
       expect(await recordOf(lastRequestId)).toMatchObject({ line: 'line-quick', interface: 'responses', stream: true, status: 200, errorCode: 'upstream_timeout' });
     });
@@ -239,11 +242,13 @@ describe('upstream faults', () => {
       const stream = openai.responses.stream({ model: 'quick-msg-only', input: 'Tell me about faults' });
       const types: string[] = [];
 
-      for await (const event of stream) types.push(event.type);
+      const failure = await (async () => {
+        for await (const event of stream) types.push(event.type);
+      })().catch((error: unknown) => error);
 
+      expect(failure).toMatchObject({ type: 'error', message: expect.any(String) });
       await expect(stream.finalResponse()).rejects.toMatchObject({ type: 'error', message: expect.any(String) });
       expect(types[0]).toBe('response.created');
-      expect(types).toContain('error');
       expect(types).not.toContain('response.completed');
       expect(harness.simulator.requests.map((request) => request.path)).toEqual([MESSAGES_PATH]);
       const record = await recordOf(lastRequestId);

@@ -99,19 +99,20 @@ describe('responses encoders read by the openai SDK', () => {
     expect(final.output.map((item) => item.type)).toEqual(['reasoning', 'message', 'function_call', 'custom_tool_call']);
   });
 
-  it('rejects the final response when the stream reports an error, after passing the error event on', async () => {
+  it('raises the stream\'s error after the events before it, and rejects the final response', async () => {
     const sse = await encodedStream([
       { type: 'start', id: 'msg_1', model: 'm' },
       { type: 'text_start', index: 0 },
       { type: 'text_delta', index: 0, text: 'Hel' },
       { type: 'error', message: 'Overloaded.', kind: 'overloaded' },
     ]);
-    const received = await withSdk({ sse }, async (client) => {
-      const types: string[] = [];
+    // The SDK throws at the `error` event (openai 7 and later), so the events before it are what a client sees.
+    const types: string[] = [];
+    const failure = await withSdk({ sse }, async (client) => {
       for await (const event of await client.responses.create({ ...params, stream: true })) types.push(event.type);
-      return types;
-    });
-    expect(received.slice(-2)).toEqual(['error', 'response.failed']);
+    }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ message: 'Overloaded.' });
+    expect(types.slice(-1)).toEqual(['response.output_text.delta']);
     await expect(withSdk({ sse }, (client) => client.responses.stream(params).finalResponse())).rejects.toMatchObject({ message: 'Overloaded.' });
   });
 
