@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { FormSkeletonBuilder, JsonSkeletonBuilder } from './body-skeleton';
 import { BodySpool } from './body-spool';
+import { lingerAfterRefusal } from './lingering-close';
 import { formBoundary } from './multipart-form';
 
 /** What Fastify's error handling needs to answer 413 (or 400) for a body it could not take. */
@@ -26,6 +27,16 @@ const SPOOL_HIGH_WATER_BYTES = 1024 * 1024;
 export type BodyDone = (error: Error | null, body?: Buffer | BodySpool) => void;
 
 /**
+ * Gives `error` for a body not wholly read; the rest of it is then read and dropped before the
+ * connection closes, so the client gets the answer (lingering-close.ts). Every refusal of a body
+ * goes this way, those of the content-type parser included.
+ */
+export function refuseBody(payload: IncomingMessage, done: BodyDone, error: Error): void {
+  lingerAfterRefusal(payload);
+  done(error);
+}
+
+/**
  * Reads a request body into one Buffer. With a `content-length` the buffer is allocated once at
  * that size and the socket's chunks are copied into it (a chunked body is gathered and joined);
  * a body larger than the spool policy's threshold goes to a file instead and gives a BodySpool.
@@ -35,11 +46,11 @@ export function readBody(payload: IncomingMessage, limit: number, done: BodyDone
   const declared = payload.headers['content-length'];
   const expected = declared === undefined ? undefined : Number(declared);
   if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
-    done(new BodyError(400, 'Invalid Content-Length header.', 'FST_ERR_CTP_INVALID_CONTENT_LENGTH'));
+    refuseBody(payload, done, new BodyError(400, 'Invalid Content-Length header.', 'FST_ERR_CTP_INVALID_CONTENT_LENGTH'));
     return;
   }
   if (expected !== undefined && expected > limit) {
-    done(tooLarge());
+    refuseBody(payload, done, tooLarge());
     return;
   }
   if (spooling && expected !== undefined && expected > spooling.aboveBytes) {
@@ -59,7 +70,8 @@ export function readBody(payload: IncomingMessage, limit: number, done: BodyDone
     if (finished) return;
     finished = true;
     detach();
-    done(error, body);
+    if (error) refuseBody(payload, done, error);
+    else done(null, body);
   };
   const onData = (chunk: Buffer) => {
     if (received + chunk.length > (expected ?? limit)) {
@@ -118,7 +130,7 @@ function spoolBody(payload: IncomingMessage, expected: number | undefined, limit
     if (error) {
       // Closed once open (the spool, if set, is this file); a write in flight finishes first (FileHandle.close waits for it).
       const closed = opening.then((opened) => opened.release());
-      const report = () => done(error);
+      const report = () => refuseBody(payload, done, error);
       closed.then(report, report);
       return;
     }
