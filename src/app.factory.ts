@@ -2,16 +2,18 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { maxHeaderSize, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { AppModule } from './app.module';
+import type { FastifyRequest } from 'fastify';
 import type { GatewayOptions, ServerSettings } from './gateway-options';
-import { GatewayExceptionFilter } from './common/gateway-exception.filter';
+import { answerFrameworkError, GatewayExceptionFilter } from './common/gateway-exception.filter';
 import './common/request-state';
-import { BodyDone, readBody, SpoolPolicy } from './common/body-reader';
+import { BodyDone, readBody, refuseBody, SpoolPolicy } from './common/body-reader';
+import { contentTypeRefusal } from './common/content-type-rule';
 import { accessSync, constants } from 'node:fs';
 import { BodySpool } from './common/body-spool';
-import { answerClientError } from './common/client-errors';
+import { answerClientError, answerServerRefusals, missingHostRefusal } from './common/client-errors';
 import type { DestinationStream } from 'pino';
 import { createGatewayLog } from './observability/call-log';
 import { CallTelemetry } from './observability/call-telemetry';
@@ -60,11 +62,15 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     clientErrorHandler: answerClientError,
     // request.ip: the client named by X-Forwarded-For when the socket's peer is a trusted proxy.
     trustProxy: options.server.trustedProxies.length > 0 ? options.server.trustedProxies : false,
-    // Path parameters as long as the longest id they carry (owner and model ids: 128 characters).
-    routerOptions: { maxParamLength: 256 },
+    // No parameter limit of the router's own (a long task id is an unknown task, 404, not a 414):
+    // a parameter is part of the request line, which Node's header limit bounds (431).
+    routerOptions: { maxParamLength: maxHeaderSize },
+    // Bad percent-encoding in a path: the path's error shape with a request id.
+    frameworkErrors: answerFrameworkError,
     logger: false,
     // Notes when each response head is written: the time to first byte of every call.
-    http: { ServerResponse: TimedServerResponse, ...requestTimeouts(options.server.requestTimeoutMs) },
+    // Host checked in onRequest instead of Node's empty 400 (missingHostRefusal).
+    http: { ServerResponse: TimedServerResponse, requireHostHeader: false, ...requestTimeouts(options.server.requestTimeoutMs) },
   });
   const log = createGatewayLog(options.logLevel, create.logDestination);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options, log), adapter, {
@@ -77,7 +83,12 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
   const telemetry = app.get(CallTelemetry);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
-  const parseBody = (request: unknown, payload: IncomingMessage, done: BodyDone) => readBody(payload, BODY_LIMIT_BYTES, done, spooling);
+  const parseBody = (request: FastifyRequest, payload: IncomingMessage, done: BodyDone) => {
+    // Checked before a byte is read: a body of a type the route does not take is refused (400).
+    const refusal = contentTypeRefusal(request);
+    if (refusal) refuseBody(payload, done, refusal);
+    else readBody(payload, BODY_LIMIT_BYTES, done, spooling);
+  };
   fastify.addContentTypeParser('*', parseBody);
   // The same parser under the types calls carry: Fastify caches a parser it finds by type, but
   // looks for the catch-all anew on every request, parsing the Content-Type header each time.
@@ -91,9 +102,10 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     telemetry.requestStarted(request, reply);
     // A body that may be spooled: its file is let go of when the response is over.
     if (spooling && mayBeSpooled(request.headers, spooling)) reply.raw.once('close', () => releaseSpool(request.body));
-    done();
+    done(missingHostRefusal(request.raw));
   });
   app.useGlobalFilters(new GatewayExceptionFilter());
+  answerServerRefusals(app.getHttpServer());
   if (options.adminToken) serveAdminDocs(app);
   return app;
 }

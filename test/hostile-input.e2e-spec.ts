@@ -7,6 +7,7 @@ import { KeyFailureLimiter } from '../src/auth/key-failure-limiter';
 import { SIMULATED_PNG_BASE64 } from './simulator/image-common';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
 import { formBody, IMAGE_PATHS } from './support/images-kit';
+import { oneModelPerInterfaceYaml } from './support/test-config';
 import { until } from './support/until';
 import { VENDOR_B, VENDOR_C, VIDEO_TEST_SETTINGS } from './support/video-kit';
 
@@ -28,30 +29,17 @@ const REQUEST_TIMEOUT_MS = 1_500;
 const MIB = 1024 * 1024;
 
 function hostileConfigYaml(simulator: string): string {
-  const model = (id: string, upstream: string, interfaces: string) =>
-    `  - { id: ${id}, upstream_model: ${upstream}, interfaces: [${interfaces}], lines: [line-a] }`;
-  return `
-upstreams:
-  - id: line-a
-    base_url: ${simulator}
-    api_key: \${TEST_VENDOR_KEY}
-models:
-${model('chat-model', 'vendor-chat-2025-01', 'chat_completions, responses')}
-${model('messages-model', 'vendor-messages-2025-02', 'messages')}
-${model('embed-model', 'vendor-embed-3', 'embeddings')}
-${model('image-a', 'vendor-image-a-1', 'images_a')}
-${model('image-b', 'vendor-image-b-4', 'images_b')}
-${model('image-c', 'vendor-image-c-flash', 'images_c')}
-${model('speech', 'vendor-speech-02-hd', 'speech_c')}
-${model('video-c', 'vendor-video-c-2', 'video_c')}
-${model('video-b', 'vendor-video-b-1', 'video_b')}
+  return oneModelPerInterfaceYaml(
+    simulator,
+    `
 owners:
   - { id: team-a, kind: project, budget: 1000 }
   - { id: team-b, kind: project, budget: 1000 }
 keys:
   - { key: ${KEY_A}, owner: team-a, models: ["*"] }
   - { key: ${KEY_B}, owner: team-b, models: ["*"] }
-`;
+`,
+  );
 }
 
 type Shape = 'chat' | 'messages' | 'google' | 'speech';
@@ -388,17 +376,24 @@ describe('hostile input', () => {
     const chat = ENTRY_POINTS[0];
     const json = JSON.stringify(chat.base);
 
-    it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream', 'image/png', 'application/json; charset=latin1'])(
-      'reads a JSON body sent as %s as JSON, as it reads every body',
+    it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream', 'image/png'])(
+      'refuses a JSON body sent as %s with 400 naming application/json, forwarding nothing',
       async (contentType) => {
         const answer = await send(gateway.url, chat.path, { key: KEY_A, body: json, headers: { 'content-type': contentType } });
-        expect(answer.status).toBe(200);
+        expect(expectErrorShape(chat, answer, 400)).toContain('application/json');
+        expect(gateway.simulator.requests).toHaveLength(0);
       },
     );
 
-    it('reads a JSON body sent without any content type', async () => {
-      const answer = await send(gateway.url, chat.path, { key: KEY_A, body: json, headers: { 'content-type': undefined } });
+    it('reads a JSON body sent as application/json with any charset parameter', async () => {
+      const answer = await send(gateway.url, chat.path, { key: KEY_A, body: json, headers: { 'content-type': 'application/json; charset=latin1' } });
       expect(answer.status).toBe(200);
+    });
+
+    it('refuses a JSON body sent without any content type with 400, forwarding nothing', async () => {
+      const answer = await send(gateway.url, chat.path, { key: KEY_A, body: json, headers: { 'content-type': undefined } });
+      expect(expectErrorShape(chat, answer, 400)).toContain('application/json');
+      expect(gateway.simulator.requests).toHaveLength(0);
     });
 
     it.each(['', 'nonsense', '/', 'application/'])('refuses a content type that is no media type (%j) with 400, forwarding nothing', async (contentType) => {

@@ -131,11 +131,13 @@ describe('admission before forwarding', () => {
       await expectNothingForwarded(answer);
     });
 
-    it('treats a JSON body sent with a text/plain content type as JSON', async () => {
+    it('refuses a JSON body sent with a text/plain content type: JSON bodies use application/json', async () => {
       const answer = await post(CHAT_PATH, chatBody('plain label'), { 'content-type': 'text/plain' });
 
-      expect(answer.status).toBe(200);
-      expect(JSON.parse(answer.text).choices[0].message.content).toBe('Hello from vendor-chat-2025-01: plain label');
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.text)).toEqual(CHAT_ERROR(null));
+      expect(JSON.parse(answer.text).error.message).toContain('application/json');
+      await expectNothingForwarded(answer);
     });
 
     it('answers 413 request_too_large for a chat body over 32 MiB, without forwarding', async () => {

@@ -1,24 +1,39 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import { GatewayError, GatewayErrorCode, statusOf } from './gateway-error';
 import { dialectOfPath, errorBody } from './error-body';
+import { CONTENT_TYPE_REFUSED, JSON_MEDIA_TYPE } from './content-type-rule';
+import { carryRequestId } from '../observability/timed-response';
 
-/** Fastify's own errors (body parsing, limits) by their codes. */
+/** Fastify's "Unsupported Media Type" names nothing to send instead. */
+const NOT_A_MEDIA_TYPE = `The Content-Type header is not a media type (type/subtype); JSON bodies use Content-Type: ${JSON_MEDIA_TYPE}.`;
+
+/** Fastify's own errors (body parsing, limits, routing) by their codes. */
 function fromFastify(error: { code?: string; statusCode?: number; message: string }): GatewayError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new GatewayError('request_too_large', 'Request body is larger than 32 MiB.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case CONTENT_TYPE_REFUSED:
       return new GatewayError('invalid_request', error.message);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError('invalid_request', NOT_A_MEDIA_TYPE);
+    case 'FST_ERR_BAD_URL':
+      return new GatewayError('invalid_request', 'The request path is not valid percent-encoded UTF-8.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      // Not reached while the router's limit is Node's header limit (app.factory.ts); a path the router will not match is no endpoint.
+      return new GatewayError('not_found', 'No such endpoint.');
     default:
       return undefined;
   }
 }
 
+/** Nest hands Fastify's errors on as HttpExceptions of their status (415: a Content-Type that is no media type). */
 function fromHttpException(error: HttpException): GatewayError {
   const status = error.getStatus();
+  if (status === 415) return new GatewayError('invalid_request', NOT_A_MEDIA_TYPE);
   const code: GatewayErrorCode =
     status === 404 ? 'not_found' : status === 413 ? 'request_too_large' : status < 500 ? 'invalid_request' : 'internal_error';
   const message = status === 404 ? 'No such endpoint.' : status === 413 ? 'Request body is larger than 32 MiB.' : error.message;
@@ -52,6 +67,16 @@ export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, e
     .header('content-type', 'application/json')
     .send(errorBody(error, dialectOfPath(request.url)));
 }
+
+/**
+ * Fastify's `frameworkErrors`: answers for what its router refuses before any hook runs (a path
+ * that is not valid percent-encoding, a parameter over the router's limit), in the path's error
+ * shape with a request id, as every other answer.
+ */
+export const answerFrameworkError: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, request, reply) => {
+  carryRequestId(reply.raw as ServerResponse, request.id, dialectOfPath(request.url) === 'messages');
+  sendGatewayError(request as FastifyRequest, reply as FastifyReply, toGatewayError(error));
+};
 
 @Catch()
 export class GatewayExceptionFilter implements ExceptionFilter {

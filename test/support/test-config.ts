@@ -100,3 +100,28 @@ keys:
     models: ["*"]
 `;
 }
+
+/**
+ * One model of each interface on one line of the simulator, followed by `ownersAndKeys` (YAML
+ * from `owners:` on): the configuration of the suites that call every entry point alike.
+ */
+export function oneModelPerInterfaceYaml(simulator: string, ownersAndKeys: string): string {
+  const model = (id: string, upstream: string, interfaces: string) => `  - { id: ${id}, upstream_model: ${upstream}, interfaces: [${interfaces}], lines: [line-a] }`;
+  return `
+upstreams:
+  - id: line-a
+    base_url: ${simulator}
+    api_key: \${TEST_VENDOR_KEY}
+models:
+${model('chat-model', 'vendor-chat-2025-01', 'chat_completions, responses')}
+${model('messages-model', 'vendor-messages-2025-02', 'messages')}
+${model('embed-model', 'vendor-embed-3', 'embeddings')}
+${model('image-a', 'vendor-image-a-1', 'images_a')}
+${model('image-b', 'vendor-image-b-4', 'images_b')}
+${model('image-c', 'vendor-image-c-flash', 'images_c')}
+${model('speech', 'vendor-speech-02-hd', 'speech_c')}
+${model('video-c', 'vendor-video-c-2', 'video_c')}
+${model('video-b', 'vendor-video-b-1', 'video_b')}
+${ownersAndKeys.trim()}
+`;
+}
