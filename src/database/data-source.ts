@@ -64,7 +64,8 @@ const MIGRATION_LOCK = 7_318_204_551;
 /**
  * Opens the data source and applies pending migrations. Replicas starting together take a
  * PostgreSQL advisory lock first, so exactly one of them migrates and the others find the
- * work done. (The embedded engine belongs to one process; it needs no lock.)
+ * work done. (An embedded folder belongs to one process, which holds its lock file while the
+ * engine is open: see data-dir-lock.ts. Another process on the folder refuses before opening it.)
  */
 export async function openDataSource(settings: DatabaseSettings): Promise<DataSource> {
   const dataSource = new DataSource(await dataSourceOptions(settings));

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { acquireDataDirLock, DataDirLock } from './data-dir-lock';
 
 /** What a query answers: PGlite's results (rows, fields, affected rows). */
 export interface EngineResults<Row> {
@@ -155,9 +156,29 @@ const EMBEDDED_SHARED_BUFFERS = '32MB';
 export async function openEmbeddedDatabase(dataDir: string | undefined): Promise<EmbeddedEngine> {
   // Added to PGlite's own start parameters in the worker: this thread never loads PGlite.
   const startParams = ['-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
-  if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initialiseCluster(dataDir, startParams);
-  await startThreadPool();
-  return WorkerEngine.start(dataDir, startParams);
+  if (dataDir === undefined) {
+    await startThreadPool();
+    return WorkerEngine.start(undefined, startParams);
+  }
+  // Before anything touches the folder, its first-time set-up included: a second engine on a
+  // folder in use loses or corrupts data. Held until the engine's thread has ended.
+  const lock = await acquireDataDirLock(dataDir);
+  try {
+    reportTakeOver(lock);
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) await initialiseCluster(dataDir, startParams);
+    await startThreadPool();
+    return await WorkerEngine.start(dataDir, startParams, () => lock.release());
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+/** On standard error, so that the admin command's JSON output stays clean. */
+function reportTakeOver(lock: DataDirLock): void {
+  if (lock.tookOver === undefined) return;
+  const previous = lock.tookOver === 'unreadable' ? 'an unreadable lock file' : `the lock of process ${lock.tookOver.pid} (${lock.tookOver.command}), which is no longer running`;
+  process.stderr.write(`Took over ${previous} in ${lock.path}.\n`);
 }
 
 /**
@@ -240,13 +261,20 @@ class WorkerEngine implements EmbeddedEngine {
   private serial = 0;
   private failure: Error | undefined;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    onEnded: () => void,
+  ) {
     worker.on('message', (answer: EngineAnswer) => this.settle(answer));
     worker.on('error', (error: Error) => this.fail(error));
-    worker.on('exit', (code) => this.fail(new Error(`The embedded database's worker thread stopped (exit code ${code}).`)));
+    worker.on('exit', (code) => {
+      this.fail(new Error(`The embedded database's worker thread stopped (exit code ${code}).`));
+      onEnded();
+    });
   }
 
-  static start(dataDir: string | undefined, startParams: string[]): Promise<WorkerEngine> {
+  /** `onEnded`: called once the worker thread has ended, after `close` or not (its folder is free then). */
+  static start(dataDir: string | undefined, startParams: string[], onEnded: () => void = () => undefined): Promise<WorkerEngine> {
     const worker = new Worker(ENGINE_WORKER_SOURCE, { eval: true, workerData: { module: require.resolve('@electric-sql/pglite'), dataDir, startParams, nice: ENGINE_NICE } });
     return new Promise((resolve, reject) => {
       const onExit = (code: number) => reject(new Error(`The embedded database could not be opened (worker exit code ${code}).`));
@@ -260,7 +288,7 @@ class WorkerEngine implements EmbeddedEngine {
           return reject(errorOf(ready.error ?? { message: 'The embedded database could not be opened.' }));
         }
         worker.unref();
-        resolve(new WorkerEngine(worker));
+        resolve(new WorkerEngine(worker, onEnded));
       });
     });
   }
