@@ -210,6 +210,34 @@ keys: []
       expect(gateway.output).toMatch(/owners\[0\]\.kind: /);
     });
 
+    it('exits non-zero naming a price that no interface of its model meters', async () => {
+      const path = await configFile(
+        'unused-price.yaml',
+        `
+upstreams:
+  - id: line-a
+    base_url: http://127.0.0.1:9
+    api_key: secret
+models:
+  - id: video-model
+    upstream_model: vendor-video-b
+    interfaces: [video_b]
+    lines: [line-a]
+    prices: { output_tokens: 2 }
+owners: []
+keys: []
+`,
+      );
+      const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: await dataDir() });
+
+      const exit = await gateway.waitForExit();
+
+      expect(exit.code).not.toBe(0);
+      expect(exit.code).not.toBeNull();
+      expect(gateway.output).toContain("models[0].prices.output_tokens: the model's interfaces (video_b) do not meter output_tokens");
+      expect(gateway.output).toContain('they meter: output_video_tokens');
+    });
+
     it('exits non-zero when GATEWAY_CONFIG names a file that does not exist', async () => {
       const missing = join(workDir, 'no-such-file.yaml');
       const gateway = await launch({ GATEWAY_CONFIG: missing, DATA_DIR: await dataDir() });
@@ -266,6 +294,27 @@ keys: []
         expect(simulator.requests).toHaveLength(1);
         expect(simulator.requests[0].headers.authorization).toBe(`Bearer ${VENDOR_KEY}`);
         expect(exit).toEqual({ code: 0, signal: null });
+      },
+      START_PATIENCE_MS + EXIT_PATIENCE_MS,
+    );
+
+    it(
+      'starts with a model that has no prices, warning about it in the log',
+      async () => {
+        const yaml = goodConfigYaml(simulatorUrl).replace('owners:', '  - id: unpriced-model\n    upstream_model: vendor-chat-2025-01\n    interfaces: [chat_completions]\n    lines: [line-a]\nowners:');
+        const path = await configFile('unpriced.yaml', yaml);
+        const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: await dataDir(), ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY });
+
+        await gateway.waitUntilReady();
+        await gateway.stop();
+
+        const warnings = gateway.output
+          .split('\n')
+          .filter((line) => line.includes('has no prices'))
+          .map((line) => JSON.parse(line));
+        expect(warnings).toEqual([
+          expect.objectContaining({ level: 40, context: 'Catalog', msg: expect.stringContaining('model "unpriced-model" (models[1]) has no prices') }),
+        ]);
       },
       START_PATIENCE_MS + EXIT_PATIENCE_MS,
     );

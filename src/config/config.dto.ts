@@ -167,7 +167,7 @@ export class ModelConfigDto {
   @Min(1, POSITIVE_INTEGER)
   max_tokens?: number;
 
-  /** Figure name to price; names and amounts are checked by the loader (prices.ts, money.ts). */
+  /** Figure name to price; names, amounts and that an interface meters each are checked by the loader. */
   @IsOptional()
   @IsObject(MAPPING)
   prices?: Record<string, unknown>;

@@ -360,6 +360,71 @@ describe('price tiers', () => {
   });
 });
 
+describe('prices that no call uses', () => {
+  /** MINIMAL plus a model (flow style, one line) as models[1]. */
+  function withModel(fields: string): string {
+    return minimalWith('owners:', `  - { id: model-b, upstream_model: up-b, lines: [line-a], ${fields} }\nowners:`);
+  }
+
+  it('refuses a price the model\'s only interface does not meter, naming its path and the figures metered', () => {
+    expect(problemsOf(withModel('interfaces: [video_b], prices: { output_tokens: 2 }'), {})).toEqual([
+      "models[1].prices.output_tokens: the model's interfaces (video_b) do not meter output_tokens, so it would never be billed; they meter: output_video_tokens",
+    ]);
+  });
+
+  it('refuses such a price inside a tier', () => {
+    const yamlText = withModel('interfaces: [video_b], prices: { output_video_tokens: 2 }, price_tiers: [{ resolution: 1080p, prices: { output_tokens: 3 } }]');
+
+    expect(problemsOf(yamlText, {})).toEqual([
+      "models[1].price_tiers[0].prices.output_tokens: the model's interfaces (video_b) do not meter output_tokens, so it would never be billed; they meter: output_video_tokens",
+    ]);
+  });
+
+  it.each<[string, string, string]>([
+    ['a chat model', '[chat_completions, responses]', 'output_image_tokens'],
+    ['a chat-completions model', '[chat_completions]', 'cache_write_input_tokens'],
+    ['an embeddings model', '[embeddings]', 'output_tokens'],
+    ['an images format C model', '[images_c]', 'output_tokens'],
+    ['an images format B model', '[images_b]', 'output_image_tokens'],
+    ['a video vendor-c model', '[video_c]', 'output_video_tokens'],
+    ['a speech model', '[speech_c]', 'input_tokens'],
+  ])('refuses on %s a figure its interfaces do not meter', (_kind, interfaces, price) => {
+    const problems = problemsOf(withModel(`interfaces: ${interfaces}, prices: { ${price}: 1 }`), {});
+    expect(problems).toEqual([expect.stringContaining(`models[1].prices.${price}: the model's interfaces (`)]);
+  });
+
+  it('accepts on a model with several interfaces a price that any one of them meters', () => {
+    const yamlText = withModel(
+      'interfaces: [chat_completions, messages, video_b], prices: { input_tokens: 1, cache_write_input_tokens: 1.25, output_tokens: 5, output_video_tokens: 2 }',
+    );
+
+    expect(loadGatewayConfig(yamlText, {}).models[1].prices).toStrictEqual({
+      input_tokens: 1_000_000_000n,
+      cache_write_input_tokens: 1_250_000_000n,
+      output_tokens: 5_000_000_000n,
+      output_video_tokens: 2_000_000_000n,
+    });
+  });
+
+  it('lists what all the interfaces meter', () => {
+    expect(problemsOf(withModel('interfaces: [embeddings, speech_c], prices: { output_tokens: 1 }'), {})).toEqual([
+      expect.stringContaining('(embeddings, speech_c) do not meter output_tokens, so it would never be billed; they meter: input_tokens, input_characters'),
+    ]);
+  });
+
+  it('accepts a figure named without a price, which prices nothing', () => {
+    expect(loadGatewayConfig(withModel('interfaces: [video_b], prices: { output_tokens: , output_video_tokens: 2 }'), {}).models[1].prices).toStrictEqual({
+      output_video_tokens: 2_000_000_000n,
+    });
+  });
+
+  it('reports only the unknown interface of a model whose interfaces are not all known', () => {
+    expect(problemsOf(withModel('interfaces: [video_b, telepathy], prices: { output_tokens: 1 }'), {})).toEqual([
+      expect.stringContaining('models[1].interfaces: unknown interface "telepathy"'),
+    ]);
+  });
+});
+
 describe(loadGatewayConfigFile.name, () => {
   it('names the file in the error', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'gateway-config-')), 'gateway.yaml');

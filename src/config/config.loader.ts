@@ -6,9 +6,10 @@ import { isISO8601, ValidationError, validateSync } from 'class-validator';
 import { parseDocument, YAMLError } from 'yaml';
 import { GatewayConfigDto, KeyConfigDto, ModelConfigDto, OwnerConfigDto, PriceTierConfigDto, UpstreamConfigDto } from './config.dto';
 import type { GatewayConfig, KeyConfig, ModelConfig, OwnerConfig, PriceTable, PriceTier, UpstreamConfig } from './gateway-config';
-import type { InterfaceName, OwnerKind, UpstreamAuthStyle } from './gateway-config';
+import { INTERFACE_NAMES, InterfaceName, OwnerKind, UpstreamAuthStyle } from './gateway-config';
 import { decimalToNano } from './money';
-import { isPriceFieldName, PRICE_FIELD_NAMES } from './prices';
+import { isPriceFieldName, PRICE_FIELD_NAMES, PriceFieldName } from './prices';
+import { meteredFiguresOf, pricesUsedBy } from '../metering/metered-figures';
 
 const DEFAULT_TIMEOUT_MS = 600_000;
 export const DISPLAY_PREFIX_LENGTH = 8;
@@ -185,27 +186,50 @@ function checkModel({ item, path }: Entry<ModelConfigDto>, upstreamIds: Set<stri
   stringsOf(item.lines).forEach(({ value, index }) => {
     if (!upstreamIds.has(value)) problems.push(`${path}.lines[${index}]: unknown upstream "${value}"`);
   });
-  checkPrices(item.prices, `${path}.prices`, problems);
-  entriesOf(item.price_tiers, `${path}.price_tiers`, problems).forEach((tier) => checkPriceTier(tier, problems));
+  const metering = meteringOf(item.interfaces);
+  checkPrices(item.prices, `${path}.prices`, metering, problems);
+  entriesOf(item.price_tiers, `${path}.price_tiers`, problems).forEach((tier) => checkPriceTier(tier, metering, problems));
 }
 
-function checkPriceTier({ item, path }: Entry<PriceTierConfigDto>, problems: string[]): void {
+/** What a model's calls are metered by and which prices they can use. */
+interface Metering {
+  interfaces: InterfaceName[];
+  metered: PriceFieldName[];
+  usable: Set<string>;
+}
+
+/** Undefined when the interfaces are not a list of known names, which was already reported. */
+function meteringOf(interfaces: unknown): Metering | undefined {
+  if (!Array.isArray(interfaces) || interfaces.length === 0) return undefined;
+  if (!interfaces.every((name) => (INTERFACE_NAMES as readonly unknown[]).includes(name))) return undefined;
+  const metered = meteredFiguresOf(interfaces as InterfaceName[]);
+  return { interfaces: interfaces as InterfaceName[], metered, usable: pricesUsedBy(metered) };
+}
+
+function checkPriceTier({ item, path }: Entry<PriceTierConfigDto>, metering: Metering | undefined, problems: string[]): void {
   // A tier without a condition would match every call and hide the model's own prices.
   if (!isGiven(item.resolution) && !isGiven(item.video_input) && !isGiven(item.max_output_pixels)) {
     problems.push(`${path}: must name resolution, video_input or max_output_pixels`);
   }
-  checkPrices(item.prices, `${path}.prices`, problems);
+  checkPrices(item.prices, `${path}.prices`, metering, problems);
 }
 
-/** Names and amounts of a price mapping; a value that is not a mapping was already reported. */
-function checkPrices(prices: unknown, path: string, problems: string[]): void {
+/**
+ * Names and amounts of a price mapping; a value that is not a mapping was already reported.
+ * A price no interface of the model meters would bill nothing, silently, so it is refused.
+ */
+function checkPrices(prices: unknown, path: string, metering: Metering | undefined, problems: string[]): void {
   if (!isMapping(prices)) return;
   for (const [name, price] of Object.entries(prices)) {
     const pricePath = `${path}.${name}`;
-    if (isPriceFieldName(name)) {
-      checkMoney(price, pricePath, problems);
-    } else {
+    if (!isPriceFieldName(name)) {
       problems.push(`${pricePath}: unknown price "${name}" (expected one of: ${PRICE_FIELD_NAMES.join(', ')})`);
+    } else if (metering && isGiven(price) && !metering.usable.has(name)) {
+      const interfaces = metering.interfaces.join(', ');
+      const metered = metering.metered.join(', ');
+      problems.push(`${pricePath}: the model's interfaces (${interfaces}) do not meter ${name}, so it would never be billed; they meter: ${metered}`);
+    } else {
+      checkMoney(price, pricePath, problems);
     }
   }
 }

@@ -4,7 +4,8 @@
  * seconds) per unit.
  *
  * `cached_input_tokens` and `cache_write_input_tokens` fall back to the `input_tokens` price
- * when a model does not set them; the billing code applies that fallback, the loader does not.
+ * when a model does not set them (PRICE_FALLBACKS): the billing code applies that fallback,
+ * and the loader counts a price reached only that way as used.
  */
 
 export type PriceUnit = 'per_million_tokens' | 'per_unit';
@@ -30,6 +31,12 @@ export const PRICE_FIELDS = {
 } as const satisfies Record<string, PriceUnit>;
 
 export type PriceFieldName = keyof typeof PRICE_FIELDS;
+
+/** The price a figure is billed at when the model does not price it (pricing.ts `costOf`). */
+export const PRICE_FALLBACKS: Partial<Record<PriceFieldName, PriceFieldName>> = {
+  cached_input_tokens: 'input_tokens',
+  cache_write_input_tokens: 'input_tokens',
+};
 
 export const PRICE_FIELD_NAMES = Object.keys(PRICE_FIELDS) as PriceFieldName[];
 
