@@ -1,15 +1,17 @@
 # syntax=docker/dockerfile:1
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# The image runs on its base image's Node: the Node package the project brings for checkouts
+# (an optional dependency) stays out.
+RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY src ./src
 COPY scripts ./scripts
 COPY test/simulator ./test/simulator
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev --omit=optional
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 DATA_DIR=/data
 # glibc's allocator: two arenas, and blocks of 128 KiB or more (request bodies) mapped on their
 # own so that freeing one gives its memory back (README "Memory").
@@ -19,6 +21,9 @@ RUN mkdir -p /data && chown node:node /data
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --from=build --chown=node:node /app/package.json ./package.json
+# The admin command on PATH (`docker exec <container> gateway-admin keys list`): package.json's
+# bin, linked while still root. tsc writes files without the execute bit.
+RUN ln -s /app/dist/scripts/admin.js /usr/local/bin/gateway-admin && chmod +x /app/dist/scripts/admin.js
 USER node
 EXPOSE 8080
 VOLUME ["/data"]

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { createGatewayApp } from '../src/app.factory';
@@ -11,7 +11,7 @@ import type { DatabaseSettings } from '../src/database/data-source';
 import { defaultSettings } from '../src/gateway-options';
 import { UsageWriter } from '../src/metering/usage-writer.service';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
-import { ADMIN_AUTH, chatCall, httpCall, ISO_INSTANT, sha256Of, UUID } from './support/admin-kit';
+import { Answer, ADMIN_AUTH, chatCall, httpCall, ISO_INSTANT, sha256Of, UUID } from './support/admin-kit';
 import { ADMIN_TOKEN_FOR_TESTS } from './support/gateway-harness';
 import { standardConfigYaml, VENDOR_KEY } from './support/test-config';
 import { createTestDatabase, TestDatabase } from './support/test-database';
@@ -21,11 +21,70 @@ import { createTestDatabase, TestDatabase } from './support/test-database';
  * (`node dist/scripts/admin.js`, what `npm run admin` runs) in its own process, on a database
  * of its own: the embedded one in a fresh DATA_DIR, or with TEST_DATABASE_URL (npm run test:pg) a
  * fresh PostgreSQL database through DATABASE_URL. Then a gateway on that same database serves
- * the keys the command line made.
+ * the keys the command line made and writes usage records, and once it has stopped the command's
+ * usage look-ups print what the admin API answered for them.
  */
 
 const ROOT = join(__dirname, '..');
 const SCRIPT = join(ROOT, 'dist', 'scripts', 'admin.js');
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+const DAY_MS = 86_400_000;
+
+/** What the gateway saw while it ran, for the look-ups to name. */
+interface Seen {
+  requestId: string;
+  /** The `next` of the first page of the filtered list. */
+  next: string;
+  yesterday: string;
+  tomorrow: string;
+}
+
+/** Usage look-ups as an admin API path and as the command's arguments: both must answer alike. */
+const USAGE_LOOKUPS: Array<[string, (seen: Seen) => { path: string; args: string[] }]> = [
+  ['a record by its request id', (seen) => ({ path: `/admin/usage/${seen.requestId}`, args: ['usage', 'show', seen.requestId] })],
+  ['every record', () => ({ path: '/admin/usage', args: ['usage', 'list'] })],
+  [
+    'a filtered page',
+    () => ({ path: '/admin/usage?owner=cli-team&status=2xx&limit=1', args: ['usage', 'list', '--owner', 'cli-team', '--status', '2xx', '--limit', '1'] }),
+  ],
+  [
+    'the next page',
+    (seen) => ({
+      path: `/admin/usage?owner=cli-team&status=2xx&limit=1&after=${encodeURIComponent(seen.next)}`,
+      args: ['usage', 'list', '--owner', 'cli-team', '--status', '2xx', '--limit', '1', '--after', seen.next],
+    }),
+  ],
+  [
+    'records of a model in a time range',
+    (seen) => ({
+      path: `/admin/usage?model=chat-model&from=${seen.yesterday}&to=${seen.tomorrow}T00:00:00Z`,
+      args: ['usage', 'list', '--model', 'chat-model', '--from', seen.yesterday, '--to', `${seen.tomorrow}T00:00:00Z`],
+    }),
+  ],
+  [
+    'daily totals by model',
+    (seen) => ({ path: `/admin/usage/daily?from=${seen.yesterday}&to=${seen.tomorrow}`, args: ['usage', 'daily', '--from', seen.yesterday, '--to', seen.tomorrow] }),
+  ],
+  [
+    "one owner's daily totals by owner",
+    (seen) => ({
+      path: `/admin/usage/daily?from=${seen.yesterday}&to=${seen.tomorrow}&owner=cli-member&group_by=owner`,
+      args: ['usage', 'daily', '--from', seen.yesterday, '--to', seen.tomorrow, '--owner', 'cli-member', '--group-by', 'owner'],
+    }),
+  ],
+  ['an unknown request id', () => ({ path: '/admin/usage/no-such-request', args: ['usage', 'show', 'no-such-request'] })],
+  [
+    'days that end before they start',
+    (seen) => ({ path: `/admin/usage/daily?from=${seen.tomorrow}&to=${seen.yesterday}`, args: ['usage', 'daily', '--from', seen.tomorrow, '--to', seen.yesterday] }),
+  ],
+];
+
+/** How the command is started: an executable, its first arguments, the working directory. */
+interface Start {
+  file: string;
+  prefix: string[];
+  cwd: string;
+}
 
 interface Run {
   code: number;
@@ -42,11 +101,12 @@ describe('admin command line', () => {
   let databaseEnv: Record<string, string>;
   let configPath: string;
 
-  function cli(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+  /** Runs the command, as `node dist/scripts/admin.js` unless `start` names another way. */
+  function cli(args: string[], extraEnv: Record<string, string> = {}, start: Start = { file: process.execPath, prefix: [SCRIPT], cwd: ROOT }): Promise<Run> {
     // Only what the script needs: no DATABASE_URL, DATA_DIR or GATEWAY_CONFIG leaks in from the test run.
     const env = { PATH: process.env.PATH ?? '', ...databaseEnv, ...extraEnv };
     return new Promise((resolve) => {
-      execFile(process.execPath, [SCRIPT, ...args], { cwd: ROOT, env, timeout: 30_000 }, (error, stdout, stderr) => {
+      execFile(start.file, [...start.prefix, ...args], { cwd: start.cwd, env, timeout: 30_000 }, (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
         let json: unknown;
         try {
@@ -67,6 +127,9 @@ describe('admin command line', () => {
   }
 
   const made: Record<'team' | 'member' | 'doomed' | 'checked', { id: string; key: string }> = {} as never;
+  /** The admin API's answers to USAGE_LOOKUPS, by label, taken while the gateway ran. */
+  const apiAnswers = new Map<string, Answer>();
+  let seen: Seen;
 
   beforeAll(async () => {
     if (!existsSync(SCRIPT)) throw new Error(`${SCRIPT} is missing: run \`npm run build\` first (npm test does).`);
@@ -92,7 +155,7 @@ describe('admin command line', () => {
       const help = await cli(['--help']);
 
       expect(bare.code).toBe(2);
-      expect(bare.stdout).toContain('Usage: npm run admin -- <command>');
+      expect(bare.stdout).toContain('Usage: gateway-admin <command>');
       expect(help.code).toBe(0);
       expect(help.stdout).toContain('keys create --owner <id>');
     });
@@ -215,6 +278,33 @@ describe('admin command line', () => {
       expect(JSON.stringify(deleted)).not.toContain(key);
     });
 
+    it("runs from a checkout as package.json's bin and admin script name it", async () => {
+      const bin = PACKAGE.bin['gateway-admin'];
+      const asNamed: Start = { file: process.execPath, prefix: [bin], cwd: ROOT };
+
+      expect(PACKAGE.scripts.admin).toBe(`node ${bin}`);
+      expect(await cli(['help'], {}, asNamed)).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: gateway-admin') });
+      expect((await cli(['keys', 'list'], {}, asNamed)).json).toEqual(await ok(['keys', 'list']));
+    });
+
+    it('runs as the Docker image installs it: a link named gateway-admin on the PATH, from another directory', async () => {
+      const bin = PACKAGE.bin['gateway-admin'];
+      // The image's /app: the built files, the package's modules; its /usr/local/bin: the link.
+      const app = join(dataDir, 'app');
+      const binDirectory = join(dataDir, 'bin');
+      await cp(join(ROOT, 'dist'), join(app, 'dist'), { recursive: true });
+      await symlink(join(ROOT, 'node_modules'), join(app, 'node_modules'));
+      await mkdir(binDirectory);
+      await symlink(join(app, bin), join(binDirectory, 'gateway-admin'));
+      await chmod(join(app, bin), 0o755);
+      const onPath = { PATH: `${binDirectory}:${dirname(process.execPath)}` };
+
+      expect(readFileSync(join(ROOT, bin), 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
+      const listed = await cli(['keys', 'list'], onPath, { file: 'gateway-admin', prefix: [], cwd: dataDir });
+      expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(listed.json).toEqual(await ok(['keys', 'list']));
+    });
+
     it.each([
       ['an unknown command', ['keys', 'explode'], 'unknown command: keys explode'],
       ['a missing option', ['owners', 'create', '--id', 'cli-x'], '--kind is required'],
@@ -225,7 +315,7 @@ describe('admin command line', () => {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr).toContain(`admin: ${message}`);
-      expect(run.stderr).toContain('Usage: npm run admin');
+      expect(run.stderr).toContain('Usage: gateway-admin');
     });
 
     it.each([
@@ -316,5 +406,67 @@ describe('admin command line', () => {
       expect(keys).toEqual([expect.objectContaining({ id: made.team.id, source: 'admin', enabled: true, expires_at: null })]);
       expect((await httpCall(url, 'GET', '/admin/owners/cli-team')).body).toMatchObject({ source: 'admin', budget: null });
     });
+
+    it('answers the usage look-ups through the admin API (the command must print the same, below)', async () => {
+      const second = await chatCall(url, made.team.key);
+      expect(second.status).toBe(200);
+      await app.get(UsageWriter).flush();
+      const day = (offset: number) => new Date(Date.now() + offset * DAY_MS).toISOString().slice(0, 10);
+      const firstPage = await httpCall(url, 'GET', '/admin/usage?owner=cli-team&status=2xx&limit=1');
+      seen = { requestId: second.requestId, next: firstPage.body.next, yesterday: day(-1), tomorrow: day(1) };
+
+      for (const [label, lookup] of USAGE_LOOKUPS) apiAnswers.set(label, await httpCall(url, 'GET', lookup(seen).path));
+
+      // Records to compare, not empty answers.
+      expect(seen.next).toEqual(expect.any(String));
+      expect(apiAnswers.get('a record by its request id')).toMatchObject({ status: 200, body: { request_id: second.requestId, written: true } });
+      expect(apiAnswers.get('every record')!.body.data.length).toBeGreaterThanOrEqual(3);
+      expect(apiAnswers.get('the next page')!.body.data).toHaveLength(1);
+      expect(apiAnswers.get('records of a model in a time range')!.body.data.length).toBeGreaterThanOrEqual(3);
+      expect(apiAnswers.get('daily totals by model')!.body.data).toEqual([expect.objectContaining({ model: 'chat-model', calls: expect.any(Number) })]);
+      expect(apiAnswers.get("one owner's daily totals by owner")!.body.data).toEqual([expect.objectContaining({ owner: 'cli-member', calls: 1 })]);
+      expect(apiAnswers.get('an unknown request id')!.status).toBe(404);
+      expect(apiAnswers.get('days that end before they start')!.status).toBe(400);
+    });
+  });
+
+  describe('usage look-ups of the command line on the records the gateway wrote', () => {
+    // The gateway has stopped: the embedded database opens in one process at a time.
+
+    it.each(USAGE_LOOKUPS)('prints what the admin API answered for %s', async (label, lookup) => {
+      const answer = apiAnswers.get(label)!;
+
+      const run = await cli(lookup(seen).args);
+
+      if (answer.status === 200) {
+        expect({ code: run.code, stderr: run.stderr, json: run.json }).toEqual({ code: 0, stderr: '', json: answer.body });
+      } else {
+        expect({ code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({ code: 1, stdout: '', stderr: `admin: ${answer.body.error.message}\n` });
+      }
+    });
+  });
+});
+
+describe('the Docker image', () => {
+  // No Docker engine here: the Dockerfile is read, and the test above runs the command the way the link starts it.
+  it("links package.json's bin onto the PATH as gateway-admin, executable, before dropping root", () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')).split('\n');
+    const bin = PACKAGE.bin['gateway-admin'].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    const lineOf = (pattern: RegExp) => runtime.findIndex((line) => pattern.test(line));
+
+    const lines = {
+      workdir: lineOf(/^WORKDIR \/app$/),
+      copied: lineOf(/^COPY --from=build .*\/app\/dist \.\/dist$/),
+      linked: lineOf(new RegExp(`^RUN .*\\bln -sf? /app/${bin} /usr/local/bin/gateway-admin( |$)`)),
+      executable: lineOf(new RegExp(`^RUN .*\\bchmod (\\+x|a\\+x|755) /app/${bin}( |$)`)),
+      user: lineOf(/^USER node$/),
+    };
+
+    expect(lines.workdir).toBeGreaterThan(0);
+    expect(lines.copied).toBeGreaterThan(lines.workdir);
+    expect(lines.linked).toBeGreaterThan(lines.copied);
+    expect(lines.executable).toBeGreaterThan(lines.copied);
+    expect(lines.user).toBeGreaterThan(Math.max(lines.linked, lines.executable));
   });
 });

@@ -1,11 +1,11 @@
 import { GatewayError } from '../common/gateway-error';
 import type { AdminStore, KeyRow, NewKey, NewOwner, OwnerRow } from './admin-store';
-import { ADMIN_CLI_USAGE, runAdminCommand, UsageError } from './admin-cli';
+import { ADMIN_CLI_USAGE, runAdminCommand, UsageError, UsageLookups } from './admin-cli';
 
 /**
- * Argument parsing of the admin command line. The store is a recording fake: these specs
- * are about what reaches the store and what is refused before; the behaviour against a real
- * database is test/admin-cli.e2e-spec.ts.
+ * Argument parsing of the admin command line. The store and the usage reads are recording
+ * fakes: these specs are about what reaches them and what is refused before; the behaviour
+ * against a real database is test/admin-cli.e2e-spec.ts.
  */
 
 const AT = new Date('2026-11-01T00:00:00Z');
@@ -46,18 +46,23 @@ function recordingStore() {
     renewKey: async (id: string, expiresAt: Date | null) => (calls.push(['renewKey', id, expiresAt]), keyRow(id, expiresAt)),
     deleteKey: async (id: string) => (calls.push(['deleteKey', id]), keyRow(id)),
   };
-  return { store: store as unknown as AdminStore, calls };
+  const usage: UsageLookups = {
+    usageRecord: async (requestId: string) => (calls.push(['usageRecord', requestId]), { request_id: requestId }) as never,
+    usageRecords: async (query) => (calls.push(['usageRecords', query]), { data: [], next: null }),
+    dailyTotals: async (query) => (calls.push(['dailyTotals', query]), { data: [] }),
+  };
+  return { store: store as unknown as AdminStore, usage, calls };
 }
 
 async function run(argv: string[], knownModels?: ReadonlySet<string>) {
-  const { store, calls } = recordingStore();
-  const output = await runAdminCommand(store, argv, knownModels);
+  const { store, usage, calls } = recordingStore();
+  const output = await runAdminCommand({ store, usage, knownModels }, argv);
   return { output, calls };
 }
 
 async function refusal(argv: string[], knownModels?: ReadonlySet<string>): Promise<Error> {
-  const { store, calls } = recordingStore();
-  const error = await runAdminCommand(store, argv, knownModels).then(
+  const { store, usage, calls } = recordingStore();
+  const error = await runAdminCommand({ store, usage, knownModels }, argv).then(
     () => new Error('no refusal'),
     (thrown: Error) => thrown,
   );
@@ -115,6 +120,36 @@ describe(runAdminCommand.name, () => {
     expect(error.message).toBe('models: nope not in the catalog');
   });
 
+  it('looks a usage record up by its request id', async () => {
+    const { output, calls } = await run(['usage', 'show', 'req-1']);
+
+    expect(calls).toEqual([['usageRecord', 'req-1']]);
+    expect(output).toEqual({ request_id: 'req-1' });
+  });
+
+  it("passes the usage list's flags as the admin API's query string, the limit as a number", async () => {
+    const key = '0b6f2a4e-6c1e-4e0b-9f59-2d6f0b1c2a3d';
+    const { output, calls } = await run([
+      'usage', 'list', '--owner', 'team-a', '--key', key, '--model=chat-model', '--interface', 'chat_completions',
+      '--status', '4xx', '--from', '2026-11-01', '--to', '2026-12-01T00:00:00Z', '--limit', '20', '--after', 'cursor',
+    ]);
+
+    expect(calls).toEqual([
+      [
+        'usageRecords',
+        { owner: 'team-a', key, model: 'chat-model', interface: 'chat_completions', status: '4xx', from: '2026-11-01', to: '2026-12-01T00:00:00Z', limit: 20, after: 'cursor' },
+      ],
+    ]);
+    expect(output).toEqual({ data: [], next: null });
+  });
+
+  it('passes the daily range and filters, --group-by as group_by', async () => {
+    const { output, calls } = await run(['usage', 'daily', '--from', '2026-11-01', '--to=2026-11-30', '--owner', 'team-a', '--model', 'm', '--group-by', 'owner']);
+
+    expect(calls).toEqual([['dailyTotals', { from: '2026-11-01', to: '2026-11-30', owner: 'team-a', model: 'm', group_by: 'owner' }]]);
+    expect(output).toEqual({ data: [] });
+  });
+
   it.each([
     ['no command', [], 'no command given'],
     ['an unknown group', ['frobnicate', 'now'], 'unknown command: frobnicate now'],
@@ -134,6 +169,17 @@ describe(runAdminCommand.name, () => {
     ['two key ids', ['keys', 'delete', 'k1', 'k2'], 'expected one key id'],
     ['no owner id', ['owners', 'show'], 'expected one owner id'],
     ['no owner id to renew-keys', ['owners', 'renew-keys', '--expires', 'never'], 'expected one owner id'],
+    ['usage without command', ['usage'], 'unknown command: usage'],
+    ['no request id', ['usage', 'show'], 'expected one request id'],
+    ['two request ids', ['usage', 'show', 'r1', 'r2'], 'expected one request id'],
+    ['an option of usage show', ['usage', 'show', 'r1', '--owner', 'a'], 'unknown option --owner'],
+    ['a stray argument to usage list', ['usage', 'list', 'team-a'], 'unexpected argument team-a'],
+    ['a daily option given to usage list', ['usage', 'list', '--group-by', 'owner'], 'unknown option --group-by'],
+    ['a list option given to usage daily', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--status', '4xx'], 'unknown option --status'],
+    ['the query string name of --group-by', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--group_by', 'owner'], 'unknown option --group_by'],
+    ['a missing --from to usage daily', ['usage', 'daily', '--to', '2026-11-30'], '--from is required'],
+    ['a missing --to to usage daily', ['usage', 'daily', '--from', '2026-11-01'], '--to is required'],
+    ['days given without flags', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '2026-12-01'], 'unexpected argument 2026-12-01'],
   ])('treats %s as wrong use (UsageError) before touching the store', async (_label, argv, message) => {
     const error = await refusal(argv);
 
@@ -151,6 +197,13 @@ describe(runAdminCommand.name, () => {
     ['a bad expiry on create', ['keys', 'create', '--owner', 'a', '--models', '*', '--expires', '2027-02-30'], 'expires'],
     ['a bad expiry on renew', ['keys', 'renew', 'k1', '--expires', 'tomorrow'], 'expires'],
     ['a time without zone', ['owners', 'renew-keys', 'p', '--expires', '2027-01-01T10:00:00'], 'expires'],
+    ['a status that is neither a status nor a class', ['usage', 'list', '--status', '42'], 'status: must be a status'],
+    ['a limit over the page size', ['usage', 'list', '--limit', '1001'], 'limit'],
+    ['a limit in words', ['usage', 'list', '--limit', 'ten'], 'limit: must be a whole number'],
+    ['a key that is not a key id', ['usage', 'list', '--key', 'gk-abcde'], 'key: must be a key id'],
+    ['an empty owner filter', ['usage', 'list', '--owner='], 'owner'],
+    ['a month for a day', ['usage', 'daily', '--from', '2026-11', '--to', '2026-11-30'], 'from: must be a date'],
+    ['an unknown grouping', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--group-by', 'day'], 'group_by: must be model or owner'],
   ])('refuses %s as a bad value (GatewayError, exit 1) before touching the store', async (_label, argv, field) => {
     const error = await refusal(argv);
 
@@ -173,6 +226,10 @@ describe(runAdminCommand.name, () => {
       'keys enable',
       'keys renew',
       'keys delete',
+      'usage show',
+      'usage list',
+      'usage daily',
+      '--group-by',
     ]) {
       expect(ADMIN_CLI_USAGE).toContain(command);
     }

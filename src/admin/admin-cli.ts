@@ -1,11 +1,16 @@
 import { GatewayError } from '../common/gateway-error';
 import { AdminStore } from './admin-store';
 import { validated } from './admin-validation';
-import { CreateKeyBody, CreateOwnerBody, MAX_PAGE } from './admin.dto';
-import { amountOf, expiryOf, keyScope, unknownModels } from './admin.service';
+import { CreateKeyBody, CreateOwnerBody, DailyQuery, MAX_PAGE, UsageListQuery } from './admin.dto';
+import { amountOf, expiryOf, keyScope, unknownModels } from './admin-values';
+import type { UsageReads } from './usage-reads';
+
+/** What the command's usage look-ups need of UsageReads. */
+export type UsageLookups = Pick<UsageReads, 'usageRecord' | 'usageRecords' | 'dailyTotals'>;
 import { keyView, ownerView } from './admin.views';
 
-export const ADMIN_CLI_USAGE = `Usage: npm run admin -- <command> [arguments]
+export const ADMIN_CLI_USAGE = `Usage: gateway-admin <command> [arguments]
+       npm run admin -- <command> [arguments]     (a source checkout, after npm run build)
 
 Owners
   owners create --id <id> --kind project|member [--budget <amount>]
@@ -21,11 +26,18 @@ Keys
   keys enable <key id>
   keys renew <key id> --expires <date>|never                  (a member's key)
   keys delete <key id>
+Usage records (the admin API's answers: GET /admin/usage/<request id>, /admin/usage, /admin/usage/daily)
+  usage show <request id>                                     (the X-Request-Id of a call)
+  usage list [--owner <id>] [--key <key id>] [--model <id>] [--interface <name>]
+             [--status <429|4xx>] [--from <time>] [--to <time>] [--limit <1-1000>] [--after <next>]
+  usage daily --from <day> --to <day> [--owner <id>] [--model <id>] [--group-by model|owner]
 
-The database is the gateway's: DATABASE_URL, else the embedded one under DATA_DIR (./data),
-which only one process may open at a time (stop the gateway first, or use the admin API).
+The database is the gateway's: DATABASE_URL, else the embedded one under DATA_DIR (./data).
+With DATABASE_URL the command works beside a running gateway; the embedded database opens
+in one process at a time, so use it while the gateway is stopped (else the admin API).
+A call still queued in a running gateway is not yet in the database: the admin API sees it.
 With GATEWAY_CONFIG set, the models of a new key are checked against its catalog.
-Dates: 2027-01-01 (midnight UTC) or 2027-01-01T12:00:00Z. Output: JSON on stdout.`;
+Dates: 2027-01-01 (midnight UTC) or 2027-01-01T12:00:00Z; days: 2027-01-01. Output: JSON on stdout.`;
 
 /** Wrong use of the command line (exit status 2), as opposed to a refused operation (1). */
 export class UsageError extends Error {}
@@ -75,11 +87,26 @@ async function allPages<Row>(page: (after: string | undefined) => Promise<{ rows
   return rows;
 }
 
+/** The admin API's usage reads, shared so that the command and the API answer alike. */
+
+export interface AdminCommandContext {
+  store: AdminStore;
+  usage: UsageLookups;
+  /** The catalog's model ids (GATEWAY_CONFIG), to check a new key's models; absent: not checked. */
+  knownModels?: ReadonlySet<string>;
+}
+
+/** The given flags as the admin API's query string names them (`--group-by` is `group_by`). */
+function queryOf(parsed: Parsed): Record<string, string> {
+  if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+  return Object.fromEntries([...parsed.flags].map(([flag, value]) => [flag.replaceAll('-', '_'), value]));
+}
+
 /**
- * Runs one command of the admin command line against the store and returns what to print.
+ * Runs one command of the admin command line and returns what to print.
  * Inputs go through the admin API's own validation, so both refuse the same things alike.
  */
-export async function runAdminCommand(store: AdminStore, argv: string[], knownModels?: ReadonlySet<string>): Promise<unknown> {
+export async function runAdminCommand({ store, usage, knownModels }: AdminCommandContext, argv: string[]): Promise<unknown> {
   const [group, command, ...rest] = argv;
   const id = () => one(parse(rest, []), group === 'keys' ? 'key id' : 'owner id');
   switch (`${group} ${command}`) {
@@ -132,6 +159,18 @@ export async function runAdminCommand(store: AdminStore, argv: string[], knownMo
     }
     case 'keys delete':
       return keyView(await store.deleteKey(id()));
+    case 'usage show':
+      return usage.usageRecord(one(parse(rest, []), 'request id'));
+    case 'usage list': {
+      const parsed = parse(rest, ['owner', 'key', 'model', 'interface', 'status', 'from', 'to', 'limit', 'after']);
+      return usage.usageRecords(validated(UsageListQuery, queryOf(parsed), 'command'));
+    }
+    case 'usage daily': {
+      const parsed = parse(rest, ['from', 'to', 'owner', 'model', 'group-by']);
+      required(parsed, 'from');
+      required(parsed, 'to');
+      return usage.dailyTotals(validated(DailyQuery, queryOf(parsed), 'command'));
+    }
     default:
       throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${argv.slice(0, 2).join(' ')}`);
   }

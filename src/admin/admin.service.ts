@@ -1,73 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { GatewayError } from '../common/gateway-error';
-import { decimalToNano } from '../config/money';
-import { isZonedDate } from '../config/config.loader';
 import { KeyService } from '../auth/key.service';
 import { CatalogService } from '../catalog/catalog.service';
 import { UsageWriter } from '../metering/usage-writer.service';
 import { AdminStore, KeyRow } from './admin-store';
-import { UsageFilter, UsageQuery } from './usage-query';
+import { amountOf, expiryOf, keyScope, unknownModels } from './admin-values';
+import { UsageReads } from './usage-reads';
 import type { CreateKeyBody, CreateOwnerBody, DailyQuery, KeyListQuery, PageQuery, UsageListQuery } from './admin.dto';
-import { CreatedKeyView, dailyView, keyView, ownerView, usageView } from './admin.views';
+import { CreatedKeyView, keyView, ownerView } from './admin.views';
 
 const DEFAULT_PAGE = 100;
-const MAX_DAYS = 366;
-const DAY_MS = 86_400_000;
-const MAX_BIGINT = 2n ** 63n - 1n;
-
-/** An amount of the API (number or decimal string; null: unlimited) in nano-units. */
-export function amountOf(value: number | string | null | undefined, field: string): bigint | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'number' && typeof value !== 'string') throw new GatewayError('invalid_request', `${field}: must be a number`);
-  let nano: bigint;
-  try {
-    nano = decimalToNano(value, field);
-  } catch (error) {
-    throw new GatewayError('invalid_request', (error as Error).message);
-  }
-  // The columns are PostgreSQL bigint: a larger amount would fail in the database (500).
-  if (nano > MAX_BIGINT) throw new GatewayError('invalid_request', `${field}: ${value} is too large`);
-  return nano;
-}
-
-/** An expiry of the API: an ISO 8601 date or zoned date-time; null: never. */
-export function expiryOf(value: string | null | undefined, field: string): Date | null {
-  if (value === null || value === undefined) return null;
-  if (!isZonedDate(value)) {
-    throw new GatewayError('invalid_request', `${field}: must be an ISO 8601 date or date-time with a zone, e.g. 2027-01-01T00:00:00Z`);
-  }
-  return new Date(value);
-}
-
-/** A new key's model scope: `["*"]` when `*` is among the ids, else the ids once each. */
-export function keyScope(models: string[]): string[] {
-  return models.includes('*') ? ['*'] : [...new Set(models)];
-}
-
-/** The ids of a new key's scope that `isKnown` (the catalog) does not know; `*` is always known. */
-export function unknownModels(models: string[], isKnown: (model: string) => boolean): string[] {
-  return models.filter((model) => model !== '*' && !isKnown(model));
-}
-
-function instantOf(value: string | undefined, field: string): Date | undefined {
-  return value === undefined ? undefined : expiryOf(value, field)!;
-}
-
-/** Midnight UTC of a YYYY-MM-DD day that exists (2026-02-30 does not). */
-function calendarDay(day: string, field: string): number {
-  const time = Date.parse(`${day}T00:00:00Z`);
-  // Year 0 parses in JavaScript but not in PostgreSQL, which has no year 0.
-  if (Number.isNaN(time) || new Date(time).toISOString().slice(0, 10) !== day || day.startsWith('0000')) {
-    throw new GatewayError('invalid_request', `${field}: ${day} is not a calendar date`);
-  }
-  return time;
-}
-
-function statusFilter(status: string | undefined): UsageFilter['status'] {
-  if (status === undefined) return undefined;
-  return status.endsWith('xx') ? { class: Number(status[0]) } : { exact: Number(status) };
-}
 
 /**
  * The operator's API: owners and keys (through AdminStore, shared with the command line),
@@ -77,16 +20,16 @@ function statusFilter(status: string | undefined): UsageFilter['status'] {
 @Injectable()
 export class AdminService {
   private readonly store: AdminStore;
-  private readonly usage: UsageQuery;
+  private readonly usage: UsageReads;
 
   constructor(
     dataSource: DataSource,
     private readonly keyService: KeyService,
     private readonly catalog: CatalogService,
-    private readonly writer: UsageWriter,
+    writer: UsageWriter,
   ) {
     this.store = new AdminStore(dataSource);
-    this.usage = new UsageQuery(dataSource);
+    this.usage = new UsageReads(dataSource, (requestId) => writer.findQueued(requestId));
   }
 
   async createOwner(body: CreateOwnerBody) {
@@ -145,36 +88,16 @@ export class AdminService {
     return this.changed(this.store.deleteKey(id));
   }
 
-  async usageRecord(requestId: string) {
-    const queued = this.writer.findQueued(requestId);
-    if (queued) return usageView(queued, false);
-    const stored = await this.usage.record(requestId);
-    if (!stored) throw new GatewayError('not_found', `No usage record has the request id ${JSON.stringify(requestId)}.`);
-    return usageView(stored, true);
+  usageRecord(requestId: string) {
+    return this.usage.usageRecord(requestId);
   }
 
-  async usageRecords(query: UsageListQuery) {
-    const filter: UsageFilter = {
-      ownerId: query.owner,
-      keyId: query.key,
-      model: query.model,
-      interface: query.interface,
-      status: statusFilter(query.status),
-      from: instantOf(query.from, 'from'),
-      to: instantOf(query.to, 'to'),
-    };
-    if (filter.from && filter.to && filter.to < filter.from) throw new GatewayError('invalid_request', 'to: must not be before from');
-    const page = await this.usage.records(filter, query.limit ?? DEFAULT_PAGE, query.after);
-    return { data: page.rows.map((row) => usageView(row, true)), next: page.next };
+  usageRecords(query: UsageListQuery) {
+    return this.usage.usageRecords(query);
   }
 
-  async dailyTotals(query: DailyQuery) {
-    const from = calendarDay(query.from, 'from');
-    const to = calendarDay(query.to, 'to');
-    if (to < from) throw new GatewayError('invalid_request', 'to: must not be before from');
-    if ((to - from) / DAY_MS >= MAX_DAYS) throw new GatewayError('invalid_request', `to: at most ${MAX_DAYS} days after from`);
-    const totals = await this.usage.daily(query, { ownerId: query.owner, model: query.model }, query.group_by === 'owner');
-    return { data: totals.map(dailyView) };
+  dailyTotals(query: DailyQuery) {
+    return this.usage.dailyTotals(query);
   }
 
   private async changed(change: Promise<KeyRow>) {

@@ -1,0 +1,39 @@
+import { GatewayError } from '../common/gateway-error';
+import { decimalToNano } from '../config/money';
+import { isZonedDate } from '../config/config.loader';
+
+const MAX_BIGINT = 2n ** 63n - 1n;
+
+/** An amount of the API (number or decimal string; null: unlimited) in nano-units. */
+export function amountOf(value: number | string | null | undefined, field: string): bigint | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'number' && typeof value !== 'string') throw new GatewayError('invalid_request', `${field}: must be a number`);
+  let nano: bigint;
+  try {
+    nano = decimalToNano(value, field);
+  } catch (error) {
+    throw new GatewayError('invalid_request', (error as Error).message);
+  }
+  // The columns are PostgreSQL bigint: a larger amount would fail in the database (500).
+  if (nano > MAX_BIGINT) throw new GatewayError('invalid_request', `${field}: ${value} is too large`);
+  return nano;
+}
+
+/** An expiry of the API: an ISO 8601 date or zoned date-time; null: never. */
+export function expiryOf(value: string | null | undefined, field: string): Date | null {
+  if (value === null || value === undefined) return null;
+  if (!isZonedDate(value)) {
+    throw new GatewayError('invalid_request', `${field}: must be an ISO 8601 date or date-time with a zone, e.g. 2027-01-01T00:00:00Z`);
+  }
+  return new Date(value);
+}
+
+/** A new key's model scope: `["*"]` when `*` is among the ids, else the ids once each. */
+export function keyScope(models: string[]): string[] {
+  return models.includes('*') ? ['*'] : [...new Set(models)];
+}
+
+/** The ids of a new key's scope that `isKnown` (the catalog) does not know; `*` is always known. */
+export function unknownModels(models: string[], isKnown: (model: string) => boolean): string[] {
+  return models.filter((model) => model !== '*' && !isKnown(model));
+}

@@ -1,0 +1,78 @@
+import { DataSource } from 'typeorm';
+import { GatewayError } from '../common/gateway-error';
+import type { UsageDraft } from '../metering/usage-draft';
+import { expiryOf } from './admin-values';
+import { UsageFilter, UsageQuery } from './usage-query';
+import type { DailyQuery, UsageListQuery } from './admin.dto';
+import { dailyView, usageView } from './admin.views';
+
+const DEFAULT_PAGE = 100;
+const MAX_DAYS = 366;
+const DAY_MS = 86_400_000;
+
+function instantOf(value: string | undefined, field: string): Date | undefined {
+  return value === undefined ? undefined : expiryOf(value, field)!;
+}
+
+/** Midnight UTC of a YYYY-MM-DD day that exists (2026-02-30 does not). */
+function calendarDay(day: string, field: string): number {
+  const time = Date.parse(`${day}T00:00:00Z`);
+  // Year 0 parses in JavaScript but not in PostgreSQL, which has no year 0.
+  if (Number.isNaN(time) || new Date(time).toISOString().slice(0, 10) !== day || day.startsWith('0000')) {
+    throw new GatewayError('invalid_request', `${field}: ${day} is not a calendar date`);
+  }
+  return time;
+}
+
+function statusFilter(status: string | undefined): UsageFilter['status'] {
+  if (status === undefined) return undefined;
+  return status.endsWith('xx') ? { class: Number(status[0]) } : { exact: Number(status) };
+}
+
+/**
+ * The usage look-ups of the admin API and the command line: one record by request id, a page of
+ * records, daily totals, each checked and shaped the same way for both.
+ */
+export class UsageReads {
+  private readonly usage: UsageQuery;
+
+  /** `findQueued`: a record this process has not written yet (the API's usage writer); none for the command line. */
+  constructor(
+    dataSource: DataSource,
+    private readonly findQueued: (requestId: string) => UsageDraft | undefined = () => undefined,
+  ) {
+    this.usage = new UsageQuery(dataSource);
+  }
+
+  async usageRecord(requestId: string) {
+    const queued = this.findQueued(requestId);
+    if (queued) return usageView(queued, false);
+    const stored = await this.usage.record(requestId);
+    if (!stored) throw new GatewayError('not_found', `No usage record has the request id ${JSON.stringify(requestId)}.`);
+    return usageView(stored, true);
+  }
+
+  async usageRecords(query: UsageListQuery) {
+    const filter: UsageFilter = {
+      ownerId: query.owner,
+      keyId: query.key,
+      model: query.model,
+      interface: query.interface,
+      status: statusFilter(query.status),
+      from: instantOf(query.from, 'from'),
+      to: instantOf(query.to, 'to'),
+    };
+    if (filter.from && filter.to && filter.to < filter.from) throw new GatewayError('invalid_request', 'to: must not be before from');
+    const page = await this.usage.records(filter, query.limit ?? DEFAULT_PAGE, query.after);
+    return { data: page.rows.map((row) => usageView(row, true)), next: page.next };
+  }
+
+  async dailyTotals(query: DailyQuery) {
+    const from = calendarDay(query.from, 'from');
+    const to = calendarDay(query.to, 'to');
+    if (to < from) throw new GatewayError('invalid_request', 'to: must not be before from');
+    if ((to - from) / DAY_MS >= MAX_DAYS) throw new GatewayError('invalid_request', `to: at most ${MAX_DAYS} days after from`);
+    const totals = await this.usage.daily(query, { ownerId: query.owner, model: query.model }, query.group_by === 'owner');
+    return { data: totals.map(dailyView) };
+  }
+}
