@@ -1,6 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from './support/gateway-process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -11,17 +11,6 @@ import { promisify } from 'node:util';
 
 const DEMO = resolve(__dirname, '..', 'dist', 'scripts', 'demo.js');
 const run = promisify(execFile);
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 /** The arguments of a printed `curl` line, as a shell would split them (single quotes only). */
 function curlArguments(line: string): string[] {

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 
@@ -29,7 +29,8 @@ export class GatewayProcess {
   ) {
     child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
     child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
-    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    // `close` comes after the process's output has all been read, so a failure message is never cut short.
+    this.exited = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   }
 
   get running(): boolean {
@@ -52,7 +53,10 @@ export class GatewayProcess {
   async waitUntilReady(): Promise<void> {
     const deadline = Date.now() + START_PATIENCE_MS;
     while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`the gateway exited before it was ready; it printed:\n${this.output}`);
+      if (!this.running) {
+        const status = await this.exited;
+        throw new Error(`the gateway exited (${JSON.stringify(status)}) before it was ready; it printed:\n${this.output}`);
+      }
       if ((await this.readiness()) === 200) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -80,12 +84,41 @@ export class GatewayProcess {
   }
 }
 
-export async function freePort(): Promise<number> {
+/** The kernel's range of ports for outgoing connections (and `listen(0)`). */
+function ephemeralPorts(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low > 0 && high >= low) return [low, high];
+  } catch {
+    // Not Linux: the range IANA suggests.
+  }
+  return [49152, 65535];
+}
+
+function listensOn(port: number): Promise<number | undefined> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const taken = (server.address() as AddressInfo).port;
+      server.close(() => resolve(taken));
+    });
+  });
+}
+
+/**
+ * A port free on 127.0.0.1 for a process started next. It is drawn below the ephemeral range:
+ * between this check and the process's own bind, any outgoing connection of a suite running
+ * alongside may be given an ephemeral port, which would make the process fail with EADDRINUSE.
+ */
+export async function freePort(): Promise<number> {
+  const [low] = ephemeralPorts();
+  const floor = Math.max(1024, low - 12_000);
+  for (let attempt = 0; attempt < 50 && low > floor; attempt += 1) {
+    const free = await listensOn(floor + Math.floor(Math.random() * (low - floor)));
+    if (free !== undefined) return free;
+  }
+  return (await listensOn(0))!;
 }
 
 /**
