@@ -20,8 +20,8 @@
 //
 // Exit code 1 when the peak passes --peak-limit-mib (400) or RSS once the mixed load is over is
 // more than 10 % above its start (issue 4: RSS "returns within 10 % of where it started"). The
-// pair before the collection, and the first reading under load (20 s into it; the start until
-// the twentieth session), are printed beside it.
+// pair before the collection, and the first reading under load (20 s into it), are printed
+// beside it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
