@@ -14,7 +14,7 @@ RUN npm run build && npm prune --omit=dev --omit=optional
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 DATA_DIR=/data
 # glibc's allocator: two arenas, and blocks of 128 KiB or more (request bodies) mapped on their
-# own so that freeing one gives its memory back (README "Memory").
+# own so that freeing one gives its memory back (docs/operations.md "Memory").
 ENV GLIBC_TUNABLES=glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072
 WORKDIR /app
 RUN mkdir -p /data && chown node:node /data

@@ -1,5 +1,5 @@
 // How the bench scripts start the gateway: as `npm start` and the Docker image do, with glibc's
-// allocator tuned (README "Memory"; test/malloc-tuning.spec.ts keeps the three in step).
+// allocator tuned (docs/operations.md "Memory"; test/malloc-tuning.spec.ts keeps the three in step).
 export const GLIBC_TUNABLES = 'glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072';
 
 /** The gateway's environment on top of the caller's: the allocator tuning unless set already. */

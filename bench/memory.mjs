@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run bench:memory [-- --minutes 10]`: the gateway's memory under large bodies and over a
-// long mixed load (issue 4, point 3), on the same simulator and seeded gateway as `npm run bench`.
+// long mixed load, on the same simulator and seeded gateway as `npm run bench`.
 //
 // 1. Large bodies: rounds of 8 concurrent 30 MiB requests (a chat message carrying a 30 MiB
 //    base64 data URL, the shape of an image edit sent as JSON), RSS of the gateway sampled every
@@ -10,18 +10,18 @@
 //    Then --minutes of the load with RSS every 10 s, and --settle-seconds without load again:
 //    the end. At both, RSS is read as it stands and after a full collection of every heap of the
 //    process (the main thread's and the embedded engine's worker's); the pair after the
-//    collection is judged, since the garbage the heaps hold (~100 MiB under this load) depends
+//    collection is judged, since how much garbage the heaps hold under this load depends
 //    on where V8's collections happen to stand (docs/performance.md "Like with like"). Each
 //    reading also gives the main thread's V8 heap and buffers; the usage records written are
 //    counted against the calls made.
 //
-// 3. Image edits (issue 6): one 30 MiB `multipart/form-data` edit, one 30 MiB JSON edit, then
+// 3. Image edits: one 30 MiB `multipart/form-data` edit, one 30 MiB JSON edit, then
 //    rounds of 8 concurrent multipart edits; peak RSS of each. `--images-only` runs just this.
 //
 // Exit code 1 when the peak passes --peak-limit-mib (400) or RSS once the mixed load is over is
-// more than 10 % above its start (issue 4: RSS "returns within 10 % of where it started"). The
-// pair before the collection, and the first reading under load (20 s into it), are printed
-// beside it.
+// more than 10 % above its start (the memory target: RSS returns within 10 % of where it
+// started). The pair before the collection, and the first reading under load (20 s into it), are
+// printed beside it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -62,7 +62,7 @@ const gateway = start('1', ['dist/scripts/bench-gateway.js'], gatewayEnv({
   UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
   DATABASE_URL: opt['database-url'] ?? '',
   // On disk, as `npm run bench` and a deployment keep it: in memory the engine's file system grows
-  // files by copying them, and its worker thread collects garbage ten times as often.
+  // files by copying them, and its worker thread collects garbage far more often.
   DATA_DIR: opt['data-dir'] ?? path.join(OUT, 'data'),
 }));
 // A gateway that stops before the profile is written (it could not start, or it crashed) ends the run at once.

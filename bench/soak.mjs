@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run soak [-- --minutes 10 --concurrency 32 --database-url postgres://…]`: a mixed load on
-// the gateway for a set time (issue 8, point 6; not part of CI). Starts the bench mock upstream
+// the gateway for a set time (not part of CI). Starts the bench mock upstream
 // and the seeded bench gateway (scripts/bench-gateway.ts), then keeps --concurrency clients
 // busy with chat JSON, chat SSE, messages SSE, translated responses SSE and, now and then, a
 // call the gateway must refuse (a wrong key, an unknown model). Every --every seconds it prints

@@ -1,6 +1,6 @@
-// Issue 4's targets, judged on one run's summary (bench/run.mjs): each figure of the gateway
-// against the bare proxy of the same run, with the limit the issue sets. On PostgreSQL every
-// limit is 10 % looser ("Same on PostgreSQL, where the ratio may be 10% worse").
+// The gateway's performance targets, judged on one run's summary (bench/run.mjs): each figure of
+// the gateway against the bare proxy of the same run, with the target's limit. On PostgreSQL every
+// limit is 10 % looser, as the targets allow there.
 
 /** How much looser a limit is on PostgreSQL. */
 const POSTGRES_SLACK = 0.1;
@@ -96,7 +96,7 @@ export function targetsTable(verdicts, database) {
   const outcome = (met) => (met === null ? 'not measured' : met ? 'met' : 'NOT MET');
   const withFloor = verdicts.some((v) => v.floor);
   const lines = [
-    `Issue 4's targets on the ${database} database${database === 'postgresql' ? ' (limits 10 % looser)' : ''}: ` +
+    `Performance targets on the ${database} database${database === 'postgresql' ? ' (limits 10 % looser)' : ''}: ` +
       `${verdicts.filter((v) => v.met).length} of ${verdicts.length} met.`,
     '',
     withFloor ? '| target | scenario | gateway | limit | | stack floor alone |' : '| target | scenario | gateway | limit | |',

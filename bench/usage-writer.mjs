@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run bench:usage-writer [-- --records 200000]`: how many usage records per second the
-// batched writer stores (issue 7, point 5), with every index and the daily roll-up trigger in
+// batched writer stores, with every index and the daily roll-up trigger in
 // place. DATABASE_URL set: that PostgreSQL server (a fresh database is made and dropped);
 // unset: a throwaway PostgreSQL cluster from the machine's binaries (as `npm run test:pg`),
 // or `--embedded` for PGlite in memory.

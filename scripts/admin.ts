@@ -7,7 +7,8 @@
  * the Docker image, which has no TypeScript compiler.
  */
 import 'reflect-metadata';
-import { openDataSource, databaseSettingsFromEnv } from '../src/database/data-source';
+import { openDataSource } from '../src/database/data-source';
+import { databaseSettingsFromEnv } from '../src/config/settings/database.settings';
 import { loadGatewayConfigFile } from '../src/config/config.loader';
 import { GatewayError } from '../src/common/gateway-error';
 import { AdminStore } from '../src/admin/admin-store';

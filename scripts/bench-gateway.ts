@@ -7,7 +7,7 @@
  *
  * The embedded database is kept in $DATA_DIR; without it, in a new folder on disk that is removed
  * when the process exits, as a deployment keeps its data on disk (`DATA_DIR=memory` is the
- * tests' in-memory engine, a different engine to measure: docs/performance-log.md).
+ * tests' in-memory engine, a different engine to measure).
  *
  * With $BENCH_CONTROL_PORT it also listens on that loopback port, apart from the gateway's own
  * server, for the runner: `GET /usage` writes the queued usage records and answers how many
@@ -25,8 +25,8 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { createGatewayApp } from '../src/app.factory';
 import { loadGatewayConfig } from '../src/config/config.loader';
-import { databaseSettingsFromEnv } from '../src/database/data-source';
-import { defaultSettings } from '../src/gateway-options';
+import { databaseSettingsFromEnv } from '../src/config/settings/database.settings';
+import { defaultSettings } from '../src/config/gateway-options';
 import { installGracefulShutdown } from '../src/common/graceful-shutdown';
 import { UsageWriter } from '../src/metering/usage-writer.service';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';

@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import { createGatewayApp } from '../src/app.factory';
 import { loadGatewayConfig } from '../src/config/config.loader';
-import { defaultSettings } from '../src/gateway-options';
+import { defaultSettings } from '../src/config/gateway-options';
 import { installGracefulShutdown } from '../src/common/graceful-shutdown';
 import { UpstreamSimulator } from '../test/simulator/upstream-simulator';
 

@@ -6,19 +6,19 @@ import { maxHeaderSize, type IncomingHttpHeaders, type IncomingMessage } from 'n
 import { performance } from 'node:perf_hooks';
 import { AppModule } from './app.module';
 import type { FastifyRequest } from 'fastify';
-import type { GatewayOptions, ServerSettings } from './gateway-options';
+import type { GatewayOptions, ServerSettings } from './config/gateway-options';
 import { answerFrameworkError, GatewayExceptionFilter } from './common/gateway-exception.filter';
-import './common/request-state';
-import { BodyDone, readBody, refuseBody, SpoolPolicy } from './common/body-reader';
-import { contentTypeRefusal } from './common/content-type-rule';
+import './forwarding/request-state';
+import { BodyDone, readBody, refuseBody, SpoolPolicy } from './request-body/body-reader';
+import { contentTypeRefusal } from './request-body/content-type-rule';
 import { accessSync, constants } from 'node:fs';
-import { BodySpool } from './common/body-spool';
+import { BodySpool } from './request-body/body-spool';
 import { answerClientError, answerServerRefusals, missingHostRefusal } from './common/client-errors';
 import type { DestinationStream } from 'pino';
 import { createGatewayLog } from './observability/call-log';
 import { CallTelemetry } from './observability/call-telemetry';
 import { nestLoggerOf } from './observability/nest-logger';
-import { carryRequestId, TimedServerResponse } from './observability/timed-response';
+import { carryRequestId, TimedServerResponse } from './common/timed-response';
 import { serveAdminDocs } from './admin/admin-docs';
 
 /** SPEC.md: request bodies up to 32 MiB on every endpoint; larger gives 413. */
@@ -116,7 +116,7 @@ function spoolPolicyOf(settings: ServerSettings['bodySpool']): SpoolPolicy | und
   try {
     accessSync(settings.directory, constants.W_OK);
   } catch (error) {
-    throw new Error(`BODY_SPOOL_DIR: the gateway cannot write large request bodies to ${settings.directory} (${(error as Error).message})`);
+    throw new Error(`BODY_SPOOL_DIR: the gateway cannot write large request bodies to ${settings.directory} (${(error as Error).message})`, { cause: error });
   }
   return settings;
 }

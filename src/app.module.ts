@@ -3,13 +3,13 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { AdminModule } from './admin/admin.module';
 import { ChatModule } from './chat/chat.module';
 import { CatalogModule } from './catalog/catalog.module';
-import { SettingsModule } from './common/settings.module';
+import { SettingsModule } from './config/settings.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { VideoModule } from './video/video.module';
 import { ImagesModule } from './images/images.module';
 import { SpeechModule } from './speech/speech.module';
-import type { GatewayOptions } from './gateway-options';
+import type { GatewayOptions } from './config/gateway-options';
 import type { Logger } from 'pino';
 import { ObservabilityModule } from './observability/observability.module';
 

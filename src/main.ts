@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createGatewayApp } from './app.factory';
-import { gatewayOptionsFromEnv, processSettingsFrom } from './gateway-options';
+import { gatewayOptionsFromEnv, processSettingsFrom } from './config/gateway-options';
 import { ConfigError } from './config/config.loader';
 import { installGracefulShutdown } from './common/graceful-shutdown';
 

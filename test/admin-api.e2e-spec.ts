@@ -4,7 +4,7 @@ import { until } from './support/until';
 import { ADMIN_AUTH, Answer, chatCall, httpCall, ISO_INSTANT, keyIdOf, Method, sha256Of, UUID } from './support/admin-kit';
 
 /**
- * The admin API's owners and keys (issue 7): shapes and exact values, the admin token,
+ * The admin API's owners and keys: shapes and exact values, the admin token,
  * validation naming the field, and what the data plane makes of a key the API changed, on the
  * same replica, on another replica, and after a restart that re-applies the configuration file.
  * Usage listing and daily totals: admin-usage.e2e-spec.ts.

@@ -7,8 +7,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { createGatewayApp } from '../src/app.factory';
 import { loadGatewayConfig } from '../src/config/config.loader';
-import type { DatabaseSettings } from '../src/database/data-source';
-import { defaultSettings } from '../src/gateway-options';
+import type { DatabaseSettings } from '../src/config/settings/database.settings';
+import { defaultSettings } from '../src/config/gateway-options';
 import { UsageWriter } from '../src/metering/usage-writer.service';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
 import { Answer, ADMIN_AUTH, chatCall, httpCall, ISO_INSTANT, sha256Of, UUID } from './support/admin-kit';
@@ -17,7 +17,7 @@ import { standardConfigYaml, VENDOR_KEY } from './support/test-config';
 import { createTestDatabase, TestDatabase } from './support/test-database';
 
 /**
- * The admin command line (issue 7) as an operator runs it: the built script
+ * The admin command line as an operator runs it: the built script
  * (`node dist/scripts/admin.js`, what `npm run admin` runs) in its own process, on a database
  * of its own: the embedded one in a fresh DATA_DIR, or with TEST_DATABASE_URL (npm run test:pg) a
  * fresh PostgreSQL database through DATABASE_URL. Then a gateway on that same database serves

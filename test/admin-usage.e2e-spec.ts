@@ -2,10 +2,10 @@ import { nanoToDecimal } from '../src/config/money';
 import type { UsageRecordRow } from '../src/admin/usage-query';
 import { UsageRetention } from '../src/metering/usage-retention.service';
 import { GatewayHarness } from './support/gateway-harness';
-import { Answer, chatCall, httpCall } from './support/admin-kit';
+import { Answer, httpCall } from './support/admin-kit';
 
 /**
- * Usage storage through the admin API (issue 7): the record listing and its filters and
+ * Usage storage through the admin API: the record listing and its filters and
  * cursor, the daily totals the database keeps on every insert, and retention, which deletes
  * old records but leaves the totals alone.
  */

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
-import { Clock } from '../src/auth/clock';
+import { Clock } from '../src/common/clock';
 import { GatewayHarness } from './support/gateway-harness';
 import { KEYS } from './support/test-config';
 

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 /**
- * `npm run bench` judges issue 4's targets on its own run (bench/targets.mjs). The module is
- * ES, so it is called in a child process, as bench/run.mjs calls it.
+ * `npm run bench` judges the performance targets on its own run (bench/targets.mjs). The
+ * module is ES, so it is called in a child process, as bench/run.mjs calls it.
  */
 interface Verdict {
   target: string;
@@ -48,7 +48,7 @@ function verdictOf(verdicts: Verdict[], target: string, scenario: string | null)
   return found;
 }
 
-describe('bench: issue 4 targets judged on a run', () => {
+describe('bench: performance targets judged on a run', () => {
   it('meets every target at its limit, and counts the usage records against the calls', () => {
     const { verdicts, table } = judged(AT_THE_LIMITS, { records: 10, calls: 10 }, 'embedded');
     expect(verdicts.map((v) => [v.target, v.scenario, v.met])).toEqual([

@@ -1,8 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import { ModulesContainer } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants';
-import { ENTRY_METADATA, EntryDeclaration } from '../src/catalog/entry.decorator';
-import { FORM_ROUTES } from '../src/common/content-type-rule';
+import { ENTRY_METADATA, EntryDeclaration } from '../src/forwarding/entry.decorator';
+import { FORM_ROUTES } from '../src/request-body/content-type-rule';
 import { SIMULATED_PNG_BASE64 } from './simulator/image-common';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
 import { formBody, IMAGE_PATHS, rawRequest, RawAnswer } from './support/images-kit';

@@ -2,14 +2,14 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BodySpool } from '../src/common/body-spool';
-import { defaultSettings } from '../src/gateway-options';
+import { BodySpool } from '../src/request-body/body-spool';
+import { defaultSettings } from '../src/config/gateway-options';
 import { GatewayHarness } from './support/gateway-harness';
 import { formBody } from './support/images-kit';
 import { KEYS } from './support/test-config';
 
 /**
- * Answers given before the request body was read (README "Early answers"): a body over 32 MiB
+ * Answers given before the request body was read (docs/api.md "Early answers"): a body over 32 MiB
  * gets its 413 while the client is still sending, and the gateway reads and drops the rest of
  * the body before it closes, so the client's TCP stack does not throw the answer away. fetch
  * (what the SDKs use), Node's http client and curl each send a body just over the limit

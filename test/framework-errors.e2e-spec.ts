@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { defaultSettings } from '../src/gateway-options';
+import { defaultSettings } from '../src/config/gateway-options';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
 import { IMAGE_PATHS } from './support/images-kit';
 import { until } from './support/until';

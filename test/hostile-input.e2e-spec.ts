@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { defaultSettings } from '../src/gateway-options';
+import { defaultSettings } from '../src/config/gateway-options';
 import { KeyFailureLimiter } from '../src/auth/key-failure-limiter';
 import { SIMULATED_PNG_BASE64 } from './simulator/image-common';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
@@ -12,7 +12,7 @@ import { until } from './support/until';
 import { VENDOR_B, VENDOR_C, VIDEO_TEST_SETTINGS } from './support/video-kit';
 
 /**
- * Hostile input (issue 8 point 5): seeded, reproducible fuzzing of every model entry point with
+ * Hostile input: seeded, reproducible fuzzing of every model entry point with
  * broken JSON, bytes that are not UTF-8, prototype keys, deep nesting, thousands of keys,
  * repeated keys, wrong content types; huge headers, stalled bodies, oversize bodies. Each body
  * gets the status SPEC.md gives ("Errors": 400 for a body that is not a JSON object with
@@ -253,7 +253,7 @@ function parse(text: string): any {
   }
 }
 
-/** The entry's own error shape (README "Errors") with this status. */
+/** The entry's own error shape (docs/api.md "Errors") with this status. */
 function expectErrorShape(entry: EntryPoint, answer: RawAnswer, status: number): string {
   const body = parse(answer.text);
   expect({ entry: entry.name, status: answer.status }).toEqual({ entry: entry.name, status });
@@ -286,7 +286,8 @@ function memoryInUse(): number {
 
 /** `global.gc` when node runs with --expose-gc, else the same function obtained at run time. */
 const collect: (() => void) | undefined = (() => {
-  if (typeof global.gc === 'function') return global.gc;
+  const gc = global.gc;
+  if (typeof gc === 'function') return () => void gc();
   try {
     setFlagsFromString('--expose-gc');
     return runInNewContext('gc') as () => void;

@@ -85,8 +85,8 @@ const GOOGLE_ERROR = (status: number, grpcStatus: unknown, reason: string) => ({
 function badLineConfigYaml(simulator: string): string {
   const yaml = imagesConfigYaml(simulator)
     .replace('models:\n', `  - id: line-bad\n    base_url: ${simulator}\n    api_key: wrong-vendor-key\nmodels:\n`)
-    .replace(/(- id: image-a\n(?:    .*\n)*?    lines: )\[line-a\]/, '$1[line-bad]')
-    .replace(/(- id: image-c\n(?:    .*\n)*?    lines: )\[line-a\]/, '$1[line-bad]');
+    .replace(/(- id: image-a\n(?: {4}.*\n)*? {4}lines: )\[line-a\]/, '$1[line-bad]')
+    .replace(/(- id: image-c\n(?: {4}.*\n)*? {4}lines: )\[line-a\]/, '$1[line-bad]');
   const failover = `  - id: image-a-failover
     upstream_model: ${UPSTREAM.a}
     interfaces: [images_a]

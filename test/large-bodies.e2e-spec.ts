@@ -5,9 +5,9 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BodySpool } from '../src/common/body-spool';
-import { scanTopLevel } from '../src/common/json-scan';
-import { defaultSettings } from '../src/gateway-options';
+import { BodySpool } from '../src/request-body/body-spool';
+import { scanTopLevel } from '../src/request-body/json-scan';
+import { defaultSettings } from '../src/config/gateway-options';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
 import { formBody } from './support/images-kit';
 import { KEYS } from './support/test-config';
@@ -15,7 +15,7 @@ import { until } from './support/until';
 import type { RecordedRequest } from './simulator/upstream-simulator';
 
 /**
- * Large request bodies (README "Large bodies"): a body above `server.bodySpool.aboveBytes`
+ * Large request bodies (docs/configuration.md "Large bodies"): a body above `server.bodySpool.aboveBytes`
  * (BODY_SPOOL_ABOVE_BYTES, 1 MiB here as by default) is written to an unlinked file in
  * `bodySpool.directory` (BODY_SPOOL_DIR) while it arrives; the guards work on its skeleton and the
  * body goes upstream from the file, `model` replaced, once per line tried. These calls check what

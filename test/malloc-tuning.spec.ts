@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The gateway runs with glibc's allocator tuned (README "Memory"): `npm start`, the Docker
+ * The gateway runs with glibc's allocator tuned (docs/operations.md "Memory"): `npm start`, the Docker
  * image and the bench scripts, which measure the gateway as it is deployed, must name the same
  * tuning.
  */

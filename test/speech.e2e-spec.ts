@@ -18,7 +18,7 @@ import { VENDOR_KEY } from './support/test-config';
 
 /**
  * Vendor-c text to speech (SPEC.md Endpoints speech row, Events, Errors "Speech", Metering;
- * README "Speech"): the body goes upstream with only `model` replaced, JSON answers and SSE
+ * docs/api.md "Speech"): the body goes upstream with only `model` replaced, JSON answers and SSE
  * streams come back byte for byte, the call is billed once by `extra_info.usage_characters`
  * (100 per 1M characters here), upstream errors that arrive with HTTP 200 are passed through
  * unbilled, and the gateway's own errors carry `base_resp` besides the chat error shape.

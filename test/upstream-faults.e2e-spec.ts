@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
-import { Clock } from '../src/auth/clock';
+import { Clock } from '../src/common/clock';
 import type { UsageRecord } from '../src/metering/usage-record.entity';
 import { GatewayHarness } from './support/gateway-harness';
 import { KEYS } from './support/test-config';
@@ -11,10 +11,10 @@ import { until } from './support/until';
 import { parseSse } from './support/sse';
 
 /**
- * Upstream faults (issue 8 point 4) that upstream-lines.e2e-spec.ts leaves out: a body that
+ * Upstream faults that upstream-lines.e2e-spec.ts leaves out: a body that
  * stalls, answers that are not what their status says (broken JSON, garbage in a stream, an
  * error body with HTTP 200) and huge answers, natively and translated, as the clients and the
- * usage records see them. README "Forwarding rules" and the `timeout_ms` row of "upstreams[]"
+ * usage records see them. docs/api.md "Forwarding rules" and the `timeout_ms` row of docs/configuration.md "upstreams[]"
  * decide what must happen; DESIGN.md section 7 says nothing is retried after the first byte.
  */
 

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { Clock } from '../src/auth/clock';
+import { Clock } from '../src/common/clock';
 import { GatewayHarness } from './support/gateway-harness';
 import { KEYS, VENDOR_KEY } from './support/test-config';
 import { UpstreamSimulator } from './simulator/upstream-simulator';

@@ -1,6 +1,6 @@
-import { Clock } from '../src/auth/clock';
+import { Clock } from '../src/common/clock';
 import { VideoReconciler } from '../src/video/video-reconciler';
-import type { VideoSettings } from '../src/video/video-settings';
+import type { VideoSettings } from '../src/config/settings/video.settings';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
 import { call, ownerMoney, taskRow, VENDOR_B, VENDOR_C, VIDEO_KEYS, VIDEO_TEST_SETTINGS, videoConfigYaml } from './support/video-kit';
 

@@ -1,7 +1,7 @@
 import { PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
-import { BodySpool } from '../common/body-spool';
+import { BodySpool } from '../request-body/body-spool';
 import { GatewayError } from '../common/gateway-error';
 
 type Constructor<T> = new () => T;
@@ -45,7 +45,7 @@ export class Validated<T extends object> implements PipeTransform<unknown, T | P
 
   transform(value: unknown): T | Promise<T> {
     if (this.source === 'query') return validated(this.type, { ...(value as object) }, 'query string');
-    // A body over BODY_SPOOL_ABOVE_BYTES was written to a file (README "Large bodies").
+    // A body over BODY_SPOOL_ABOVE_BYTES was written to a file (docs/configuration.md "Large bodies").
     if (value instanceof BodySpool) return value.text().then((text) => validated(this.type, parseJsonBody(text), 'request body'));
     return validated(this.type, parseJsonBody(Buffer.isBuffer(value) ? value.toString('utf8') : ''), 'request body');
   }

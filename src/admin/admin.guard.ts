@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import type { FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../common/gateway-error';
-import { ADMIN_TOKEN } from '../gateway-options';
+import { ADMIN_TOKEN } from '../config/gateway-options';
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();

@@ -1,4 +1,4 @@
-import { Clock } from './clock';
+import { Clock } from '../common/clock';
 import { KeyFailureLimiter } from './key-failure-limiter';
 
 class FakeClock extends Clock {

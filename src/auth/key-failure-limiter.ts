@@ -1,13 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Clock } from './clock';
-
-export interface KeyFailureSettings {
-  /** Refused keys one client address may present per window before it gets 429; 0 turns the limit off. */
-  limit: number;
-  /** Length of the fixed window, from the address's first refused key. */
-  windowMs: number;
-}
-export const KEY_FAILURE_SETTINGS = Symbol('KEY_FAILURE_SETTINGS');
+import { Clock } from '../common/clock';
+import { KEY_FAILURE_SETTINGS, KeyFailureSettings } from '../config/settings/auth.settings';
 
 interface Window {
   startedAt: number;

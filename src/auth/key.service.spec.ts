@@ -1,7 +1,8 @@
 import { ApiKeyRepository } from './api-key.repository';
-import { Clock } from './clock';
+import { Clock } from '../common/clock';
 import { sha256Hex } from './key-hash';
-import { KeyCacheSettings, KeyService } from './key.service';
+import { KeyService } from './key.service';
+import { KeyCacheSettings } from '../config/settings/auth.settings';
 import type { Principal } from './principal';
 import { GatewayError, statusOf } from '../common/gateway-error';
 

@@ -1,17 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiKeyRepository } from './api-key.repository';
-import { Clock } from './clock';
+import { Clock } from '../common/clock';
 import { sha256Hex } from './key-hash';
 import type { Principal } from './principal';
 import { GatewayError } from '../common/gateway-error';
-
-export interface KeyCacheSettings {
-  /** How long a found key is trusted without asking the database again. */
-  ttlMs: number;
-  /** How long an unknown key stays unknown (kept short: a new key should work soon). */
-  negativeTtlMs: number;
-}
-export const KEY_CACHE_SETTINGS = Symbol('KEY_CACHE_SETTINGS');
+import { KEY_CACHE_SETTINGS, KeyCacheSettings } from '../config/settings/auth.settings';
 
 interface CacheEntry {
   principal: Principal | null;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig, ModelConfig } from '../config/gateway-config';
 import { mayUseModel, Principal } from '../auth/principal';
-import { unpricedModelWarnings } from '../metering/metered-figures';
+import { unpricedModelWarnings } from '../config/metered-figures';
 
 /** The model catalog of the configuration file. */
 @Injectable()

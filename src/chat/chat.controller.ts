@@ -1,9 +1,9 @@
 import { Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
-import { Entry } from '../catalog/entry.decorator';
-import { ModelAccessGuard } from '../catalog/model-access.guard';
-import { NativeCallService } from './native-call.service';
+import { Entry } from '../forwarding/entry.decorator';
+import { ModelAccessGuard } from '../forwarding/model-access.guard';
+import { NativeCallService } from '../forwarding/native-call.service';
 import { TranslatedCallService } from './translated-call.service';
 import {
   CHAT_COMPLETIONS_ROUTE,
@@ -11,7 +11,7 @@ import {
   EMBEDDINGS_ROUTE,
   MESSAGES_ROUTE,
   RESPONSES_ROUTE,
-} from './native-route';
+} from '../forwarding/native-route';
 
 /** The text entry points. Guards authenticate and admit; a service forwards natively or translated. */
 @Controller('v1')

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { GatewayError } from '../common/gateway-error';
-import type { UsageFigures } from '../metering/usage-figures';
+import { canonicalUsageFigures } from '../metering/usage-figures';
 import type { DroppedRest } from '../upstream/answer-body';
 import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
@@ -14,17 +14,12 @@ import { encodeSseEvent } from '../translation/sse/encode-sse';
 import { messagesPingEvent } from '../translation/messages/encode-messages-stream';
 import { planTranslation, StreamTranslation, translateAnswer, translateError, TranslationPlan } from '../translation/translate';
 import type { TranslatableEntry } from '../translation/translation-routes';
-import type { CallOutcome } from './call-recorder';
-import { drained, ForwardedCall, isEventStream } from './forwarded-call';
-import { KeepAlive } from './keep-alive';
+import type { CallOutcome } from '../metering/call-recorder';
+import { drained, ForwardedCall, isEventStream } from '../forwarding/forwarded-call';
+import { KeepAlive } from '../forwarding/keep-alive';
 import { TranslationContextProvider } from './translation-context.provider';
 import { nextCheckPhase } from '../common/next-check-phase';
-
-export interface TranslationSettings {
-  /** Translated messages streams send `ping` after this long without upstream output. */
-  pingIntervalMs: number;
-}
-export const TRANSLATION_SETTINGS = Symbol('TRANSLATION_SETTINGS');
+import { TRANSLATION_SETTINGS, TranslationSettings } from '../config/settings/translation.settings';
 
 /**
  * What may still follow a translated stream's last event before the connection is given up
@@ -38,18 +33,6 @@ const PING = encodeSseEvent(messagesPingEvent());
 
 /** Headers a translated call sends upstream besides the line credential: none of the client's protocol headers. */
 const TRANSLATED_REQUEST_HEADERS = ['user-agent'] as const;
-
-function usageFigures(usage: CanonicalUsage): UsageFigures | undefined {
-  const figures: UsageFigures = {
-    input_tokens: usage.inputTokens,
-    cached_input_tokens: usage.cachedInputTokens,
-    cache_write_input_tokens: usage.cacheWriteInputTokens,
-    output_tokens: usage.outputTokens,
-    reasoning_tokens: usage.reasoningTokens,
-  };
-  for (const name of Object.keys(figures)) if (figures[name] === undefined) delete figures[name];
-  return Object.keys(figures).length > 0 ? figures : undefined;
-}
 
 /**
  * A call on a model that lacks the called protocol (SPEC.md "Translation"): the request is
@@ -76,7 +59,6 @@ export class TranslatedCallService {
   }
 
   private translate(request: FastifyRequest, reply: FastifyReply, entry: TranslatableEntry, text: string): Promise<void> {
-    const call = request.call!;
     const plan = this.plan(request, entry, text);
     let usage: CanonicalUsage = {};
     const headers: Record<string, string> = {};
@@ -98,7 +80,7 @@ export class TranslatedCallService {
         }
         return ok ? this.sendAnswer(plan, opened, response, (known) => (usage = known)) : this.sendError(plan, opened, response);
       },
-      figures: () => usageFigures(usage),
+      figures: () => canonicalUsageFigures(usage),
     });
   }
 
@@ -142,7 +124,7 @@ export class TranslatedCallService {
     response.end(body);
     // Recorded after the loop's other answers of this turn (nextCheckPhase).
     await nextCheckPhase();
-    return { status: opened.statusCode, line: opened.line.id, errorCode: null, figures: usageFigures(answer.usage), upstreamHeadersMs: opened.headersMs };
+    return { status: opened.statusCode, line: opened.line.id, errorCode: null, figures: canonicalUsageFigures(answer.usage), upstreamHeadersMs: opened.headersMs };
   }
 
   private async sendError(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse): Promise<CallOutcome> {
@@ -157,8 +139,7 @@ export class TranslatedCallService {
   /**
    * Translates the stream as undici hands its chunks over, with backpressure (`AnswerBody.pipe`):
    * the events a chunk completes are decoded, translated, encoded and written in that same call,
-   * with no promise per chunk or event (docs/performance-log.md). Messages clients get pings in long
-   * silences.
+   * with no promise per chunk or event. Messages clients get pings in long silences.
    */
   private async pipeStream(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
     let usage: CanonicalUsage = {};
@@ -272,7 +253,7 @@ export class TranslatedCallService {
       status: opened.statusCode,
       line: opened.line.id,
       errorCode: broken !== undefined && isBodyTimeout(broken) ? 'upstream_timeout' : failed ? 'upstream_stream_error' : null,
-      figures: usageFigures(usage),
+      figures: canonicalUsageFigures(usage),
       upstreamHeadersMs: opened.headersMs,
     };
   }

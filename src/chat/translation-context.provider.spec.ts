@@ -1,4 +1,4 @@
-import { Clock } from '../auth/clock';
+import { Clock } from '../common/clock';
 import { TranslationContextProvider } from './translation-context.provider';
 
 describe(TranslationContextProvider.name, () => {

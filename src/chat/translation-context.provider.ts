@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomFillSync } from 'node:crypto';
-import { Clock } from '../auth/clock';
+import { Clock } from '../common/clock';
 import type { TranslationContext } from '../translation/canonical/ids';
 
 /** Random bytes per id: 144 bits, 24 base64url characters. */
@@ -10,8 +10,9 @@ const IDS_PER_FILL = 256;
 
 /**
  * Random bytes for ids, taken from a pool that the system's CSPRNG fills 256 ids at a time
- * (as `crypto.randomUUID` caches its entropy): `randomBytes(18)` per id cost 3-4 µs, and a
- * translated stream makes two before its first byte. Each byte is handed out once.
+ * (as `crypto.randomUUID` caches its entropy): `randomBytes(18)` per id costs far more than a
+ * slice of the pool, and a translated stream makes two before its first byte. Each byte is
+ * handed out once.
  */
 class IdEntropy {
   private pool = Buffer.alloc(0);

@@ -3,8 +3,8 @@ import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify
 import type { ServerResponse } from 'node:http';
 import { GatewayError, GatewayErrorCode, statusOf } from './gateway-error';
 import { dialectOfPath, errorBody } from './error-body';
-import { CONTENT_TYPE_REFUSED, JSON_MEDIA_TYPE } from './content-type-rule';
-import { carryRequestId } from '../observability/timed-response';
+import { CONTENT_TYPE_REFUSED, JSON_MEDIA_TYPE } from '../request-body/content-type-rule';
+import { carryRequestId } from './timed-response';
 
 /** Fastify's "Unsupported Media Type" names nothing to send instead. */
 const NOT_A_MEDIA_TYPE = `The Content-Type header is not a media type (type/subtype); JSON bodies use Content-Type: ${JSON_MEDIA_TYPE}.`;

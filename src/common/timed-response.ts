@@ -19,6 +19,7 @@ export class TimedServerResponse<Request extends IncomingMessage = IncomingMessa
   requestIdForMessages = false;
 
   // Node's overloads are (status, reason?, headers?) and (status, headers?): passed on as given.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override writeHead(statusCode: number, reasonOrHeaders?: any, headers?: any): this {
     if (this.headWrittenAt === 0) this.headWrittenAt = performance.now();
     if (this.requestId !== undefined) this.addRequestId(typeof reasonOrHeaders === 'string' ? headers : reasonOrHeaders);
@@ -34,8 +35,9 @@ export class TimedServerResponse<Request extends IncomingMessage = IncomingMessa
   /**
    * Into the headers object the head is written with, when there is one: a header set earlier
    * with `setHeader` puts node's `writeHead` on its slow path, every header of the answer
-   * going through `setHeader` again (~1 % of a call's instructions). Every `writeHead` of the
-   * gateway (and Fastify's) passes an object of its own, which is why it may be written to.
+   * going through `setHeader` again (a measurable share of a call's instructions). Every
+   * `writeHead` of the gateway (and Fastify's) passes an object of its own, which is why it may
+   * be written to.
    */
   private addRequestId(given: unknown): void {
     // Kept after this: a head that failed (an invalid header) leaves the next try its id too.

@@ -9,7 +9,7 @@ import type { GatewayConfig, KeyConfig, ModelConfig, OwnerConfig, PriceTable, Pr
 import { INTERFACE_NAMES, InterfaceName, OwnerKind, UpstreamAuthStyle } from './gateway-config';
 import { decimalToNano } from './money';
 import { isPriceFieldName, PRICE_FIELD_NAMES, PriceFieldName } from './prices';
-import { meteredFiguresOf, pricesUsedBy } from '../metering/metered-figures';
+import { meteredFiguresOf, pricesUsedBy } from './metered-figures';
 
 const DEFAULT_TIMEOUT_MS = 600_000;
 export const DISPLAY_PREFIX_LENGTH = 8;

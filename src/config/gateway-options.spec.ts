@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { defaultSettings, processSettingsFrom } from './gateway-options';
-import { databaseSettingsFromEnv } from './database/data-source';
+import { databaseSettingsFromEnv } from './settings/database.settings';
 
 describe('defaultSettings LOG_LEVEL', () => {
   it('is info when unset or empty', () => {

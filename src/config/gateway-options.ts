@@ -1,17 +1,17 @@
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
-import { DatabaseSettings, databaseSettingsFromEnv } from './database/data-source';
-import type { GatewayConfig } from './config/gateway-config';
-import { loadGatewayConfigFile } from './config/config.loader';
-import type { KeyCacheSettings } from './auth/key.service';
-import type { KeyFailureSettings } from './auth/key-failure-limiter';
-import type { QuotaSettings } from './metering/quota.service';
-import type { UsageWriterSettings } from './metering/usage-writer.service';
-import type { UsageRetentionSettings } from './metering/usage-retention.service';
-import type { LineSettings } from './upstream/line-registry';
-import type { TranslationSettings } from './chat/translated-call.service';
-import type { VideoSettings } from './video/video-settings';
-import { numberFrom, positiveWholeFrom } from './common/env-numbers';
+import { DatabaseSettings, databaseSettingsFromEnv } from './settings/database.settings';
+import type { GatewayConfig } from './gateway-config';
+import { loadGatewayConfigFile } from './config.loader';
+import type { KeyCacheSettings } from './settings/auth.settings';
+import type { KeyFailureSettings } from './settings/auth.settings';
+import type { QuotaSettings } from './settings/metering.settings';
+import type { UsageWriterSettings } from './settings/metering.settings';
+import type { UsageRetentionSettings } from './settings/metering.settings';
+import type { LineSettings } from './settings/upstream.settings';
+import type { TranslationSettings } from './settings/translation.settings';
+import type { VideoSettings } from './settings/video.settings';
+import { numberFrom, positiveWholeFrom } from './env-numbers';
 
 /** Everything a gateway process is started with: the config file plus environment settings. */
 export interface GatewayOptions {
@@ -50,7 +50,7 @@ export interface ServerSettings {
   /**
    * Request bodies larger than `aboveBytes` are written to an unlinked file in `directory` as they
    * arrive, instead of being held in memory (`BODY_SPOOL_ABOVE_BYTES`, default 1 MiB, 0: never;
-   * `BODY_SPOOL_DIR`, default the system's temporary folder). README "Large bodies".
+   * `BODY_SPOOL_DIR`, default the system's temporary folder). docs/configuration.md "Large bodies".
    */
   bodySpool: { aboveBytes: number; directory: string };
 }

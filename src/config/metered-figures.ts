@@ -1,5 +1,5 @@
-import type { InterfaceName, ModelConfig } from '../config/gateway-config';
-import { PRICE_FALLBACKS, PriceFieldName } from '../config/prices';
+import type { InterfaceName, ModelConfig } from './gateway-config';
+import { PRICE_FALLBACKS, PriceFieldName } from './prices';
 
 /**
  * The priced figures each interface's meter can report: usage-figures.ts for native answers,

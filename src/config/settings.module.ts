@@ -1,15 +1,15 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { GATEWAY_CONFIG } from '../config/gateway-config';
-import { ADMIN_TOKEN, GatewayOptions } from '../gateway-options';
-import { KEY_CACHE_SETTINGS } from '../auth/key.service';
-import { KEY_FAILURE_SETTINGS } from '../auth/key-failure-limiter';
-import { QUOTA_SETTINGS } from '../metering/quota.service';
-import { USAGE_WRITER_SETTINGS } from '../metering/usage-writer.service';
-import { USAGE_RETENTION_SETTINGS } from '../metering/usage-retention.service';
-import { LINE_SETTINGS } from '../upstream/line-registry';
-import { TRANSLATION_SETTINGS } from '../chat/translated-call.service';
-import { Clock } from '../auth/clock';
-import { VIDEO_SETTINGS } from '../video/video-settings';
+import { GATEWAY_CONFIG } from './gateway-config';
+import { ADMIN_TOKEN, GatewayOptions } from './gateway-options';
+import { KEY_CACHE_SETTINGS } from './settings/auth.settings';
+import { KEY_FAILURE_SETTINGS } from './settings/auth.settings';
+import { QUOTA_SETTINGS } from './settings/metering.settings';
+import { USAGE_WRITER_SETTINGS } from './settings/metering.settings';
+import { USAGE_RETENTION_SETTINGS } from './settings/metering.settings';
+import { LINE_SETTINGS } from './settings/upstream.settings';
+import { TRANSLATION_SETTINGS } from './settings/translation.settings';
+import { Clock } from '../common/clock';
+import { VIDEO_SETTINGS } from './settings/video.settings';
 
 /** The process's options and the clock, available to every module. */
 @Global()

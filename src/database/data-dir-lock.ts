@@ -266,7 +266,7 @@ function holderText(holder: LockHolder): string {
 }
 
 const ADMIN_API_HINT =
-  'While the gateway runs, change owners and keys through its admin API (set ADMIN_TOKEN and use the /admin/... routes, see README "Admin API") instead of a second process on the folder.';
+  'While the gateway runs, change owners and keys through its admin API (set ADMIN_TOKEN and use the /admin/... routes, see docs/operations.md "Admin API") instead of a second process on the folder.';
 
 function inUseMessage(folder: string, path: string, holder: LockHolder): string {
   return (

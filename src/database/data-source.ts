@@ -7,28 +7,11 @@ import { VideoTask } from '../video/video-task.entity';
 import { Initial1763800000000 } from './migrations/1763800000000-Initial';
 import { VideoTasks1764100000000 } from './migrations/1764100000000-VideoTasks';
 import { UsageTotals1764400000000 } from './migrations/1764400000000-UsageTotals';
-import { positiveWholeFrom } from '../common/env-numbers';
-import { EmbeddedEngine, embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
+import type { DatabaseSettings } from '../config/settings/database.settings';
+import { embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
 
 export const ENTITIES = [QuotaOwner, ApiKey, UsageRecord, VideoTask];
 export const MIGRATIONS = [Initial1763800000000, VideoTasks1764100000000, UsageTotals1764400000000];
-
-/** Where the data lives: a PostgreSQL URL, or the embedded engine (a folder, or `memory`). */
-export interface DatabaseSettings {
-  url?: string;
-  dataDir: string;
-  /** An already open embedded database to share (tests run two gateways on one); the caller closes it. */
-  embedded?: EmbeddedEngine;
-  poolSize?: number;
-}
-
-export function databaseSettingsFromEnv(env: NodeJS.ProcessEnv): DatabaseSettings {
-  return {
-    url: env.DATABASE_URL || undefined,
-    dataDir: env.DATA_DIR || './data',
-    poolSize: env.DATABASE_POOL_SIZE ? positiveWholeFrom(env, 'DATABASE_POOL_SIZE', 10) : undefined,
-  };
-}
 
 export async function dataSourceOptions(settings: DatabaseSettings): Promise<DataSourceOptions> {
   const common = {

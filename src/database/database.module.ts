@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DatabaseSettings, openDataSource } from './data-source';
+import type { DatabaseSettings } from '../config/settings/database.settings';
+import { openDataSource } from './data-source';
 
 @Global()
 @Module({})

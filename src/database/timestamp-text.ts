@@ -6,8 +6,8 @@ let cachedPrefix = '';
 
 /**
  * `date.toISOString()`, for a column of timestamps written by the thousand. V8 formats an ISO
- * date in C++ at ~0.5 µs a call; the records of a batch mostly share their second, so its
- * `YYYY-MM-DDTHH:MM:SS` is kept and only the milliseconds are added. Dates outside years
+ * date in C++ on every call, which adds up; the records of a batch mostly share their second,
+ * so its `YYYY-MM-DDTHH:MM:SS` is kept and only the milliseconds are added. Dates outside years
  * 0-9999, and invalid ones (RangeError), are left to toISOString.
  */
 export function timestampText(date: Date): string {

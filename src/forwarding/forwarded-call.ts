@@ -10,11 +10,11 @@ import { UsageWriter } from '../metering/usage-writer.service';
 import { isBodyTimeout } from '../upstream/upstream-failure';
 import { CallAbort } from '../upstream/call-abort';
 import type { UpstreamBody } from '../upstream/upstream-client';
-import { BodySpool, SpooledUpstreamBody } from '../common/body-spool';
+import { BodySpool, SpooledUpstreamBody } from '../request-body/body-spool';
 import type { UsageFigures } from '../metering/usage-figures';
-import { CallOutcome, usageDraftOf } from './call-recorder';
+import { CallOutcome, usageDraftOf } from '../metering/call-recorder';
 import { CallTelemetry } from '../observability/call-telemetry';
-import { endedAt } from '../observability/timed-response';
+import { endedAt } from '../common/timed-response';
 
 /** Status recorded when the client went away before the answer was complete. */
 export const CLIENT_CLOSED = 499;

@@ -1,5 +1,5 @@
 import { MeteredEvents } from './metered-events';
-import { ChatMeter, MessagesMeter } from './response-meter';
+import { ChatMeter, MessagesMeter } from '../metering/response-meter';
 
 const chunk = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 const tokens = ['Hel', 'lo', ' there'].map((content, index) =>

@@ -1,5 +1,5 @@
 import { SseEventSplitter } from '../translation/sse/decode-sse';
-import type { ResponseMeter } from './response-meter';
+import type { ResponseMeter } from '../metering/response-meter';
 
 const BLANK_LINE_END = '\n\n';
 

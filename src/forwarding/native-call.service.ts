@@ -6,11 +6,11 @@ import type { InterfaceName } from '../config/gateway-config';
 import { dialectOfPath, errorBody, ErrorDialect } from '../common/error-body';
 import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
-import type { CallOutcome } from './call-recorder';
+import type { CallOutcome } from '../metering/call-recorder';
 import { bodyFailureOf, drained, ForwardedCall, isEventStream } from './forwarded-call';
 import { MeteredEvents } from './metered-events';
 import { NativeRoute, upstreamPathOf } from './native-route';
-import type { ResponseMeter } from './response-meter';
+import type { ResponseMeter } from '../metering/response-meter';
 import { inStreamError } from './stream-errors';
 import { nextCheckPhase } from '../common/next-check-phase';
 

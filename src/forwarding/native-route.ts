@@ -1,7 +1,7 @@
-import type { AdmittedCall } from '../common/request-state';
-import { readValue, splicedParts } from '../common/json-splice';
+import type { AdmittedCall } from './request-state';
+import { readValue, splicedParts } from '../request-body/json-splice';
 import { UpstreamBody, upstreamBodyOf } from '../upstream/upstream-client';
-import { ChatMeter, EmbeddingsMeter, MessagesMeter, ResponseMeter, ResponsesMeter, UnbilledMeter } from './response-meter';
+import { ChatMeter, EmbeddingsMeter, MessagesMeter, ResponseMeter, ResponsesMeter, UnbilledMeter } from '../metering/response-meter';
 
 /** How one entry point is forwarded natively: where to, with which body, metered how. */
 export interface NativeRoute {

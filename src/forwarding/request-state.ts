@@ -1,8 +1,8 @@
 import type { Principal } from '../auth/principal';
 import type { InterfaceName, ModelConfig } from '../config/gateway-config';
-import type { TopLevelField } from './json-scan';
-import type { FormPart } from './multipart-form';
-import type { BodySpool } from './body-spool';
+import type { TopLevelField } from '../request-body/json-scan';
+import type { FormPart } from '../request-body/multipart-form';
+import type { BodySpool } from '../request-body/body-spool';
 import type { TextProtocol } from '../translation/translation-routes';
 import type { UsageDraft } from '../metering/usage-draft';
 

@@ -1,9 +1,9 @@
 import type { ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
-import { scanTopLevel } from '../common/json-scan';
-import { parseForm } from '../common/multipart-form';
-import type { AdmittedCall } from '../common/request-state';
-import { upstreamPathOf } from '../chat/native-route';
+import { scanTopLevel } from '../request-body/json-scan';
+import { parseForm } from '../request-body/multipart-form';
+import type { AdmittedCall } from '../forwarding/request-state';
+import { upstreamPathOf } from '../forwarding/native-route';
 import type { UpstreamBody } from '../upstream/upstream-client';
 import { GENERATE_CONTENT_ROUTE, generateContentModel, IMAGES_EDITS_ROUTE } from './image-routes';
 

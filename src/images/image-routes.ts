@@ -1,11 +1,11 @@
-import type { AdmittedCall } from '../common/request-state';
+import type { AdmittedCall } from '../forwarding/request-state';
 import { GatewayError } from '../common/gateway-error';
-import { replacePart } from '../common/multipart-form';
-import type { NativeRoute } from '../chat/native-route';
-import { replaceModel } from '../chat/native-route';
+import { replacePart } from '../request-body/multipart-form';
+import type { NativeRoute } from '../forwarding/native-route';
+import { replaceModel } from '../forwarding/native-route';
 import { upstreamBodyOf } from '../upstream/upstream-client';
 import { imageRefusal } from './image-rules';
-import { GenerateContentMeter, ImagesMeter, VendorBImagesMeter } from './image-meters';
+import { GenerateContentMeter, ImagesMeter, VendorBImagesMeter } from '../metering/image-meters';
 
 /**
  * The image endpoints (SPEC.md "Images"): synchronous answers forwarded natively, refused

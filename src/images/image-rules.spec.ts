@@ -1,8 +1,8 @@
 import type { ModelConfig } from '../config/gateway-config';
-import { scanTopLevel } from '../common/json-scan';
-import { readValue } from '../common/json-splice';
-import { parseForm, partText } from '../common/multipart-form';
-import type { AdmittedCall } from '../common/request-state';
+import { scanTopLevel } from '../request-body/json-scan';
+import { readValue } from '../request-body/json-splice';
+import { parseForm, partText } from '../request-body/multipart-form';
+import type { AdmittedCall } from '../forwarding/request-state';
 import { type ImageFormat, imageRefusal, upstreamFileReference } from './image-rules';
 
 const MODEL = { id: 'image-model', upstreamModel: 'vendor-image-1' } as ModelConfig;

@@ -1,6 +1,6 @@
-import type { AdmittedCall } from '../common/request-state';
-import { readValue } from '../common/json-splice';
-import { FormPart, partText } from '../common/multipart-form';
+import type { AdmittedCall } from '../forwarding/request-state';
+import { readValue } from '../request-body/json-splice';
+import { FormPart, partText } from '../request-body/multipart-form';
 
 /**
  * The image calls the gateway refuses without going upstream (SPEC.md "Images" rule 5):

@@ -1,9 +1,9 @@
 import { Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
-import { Entry } from '../catalog/entry.decorator';
-import { ModelAccessGuard } from '../catalog/model-access.guard';
-import { NativeCallService } from '../chat/native-call.service';
+import { Entry } from '../forwarding/entry.decorator';
+import { ModelAccessGuard } from '../forwarding/model-access.guard';
+import { NativeCallService } from '../forwarding/native-call.service';
 import {
   GENERATE_CONTENT_ROUTE,
   generateContentModel,

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
-import { CatalogModule } from '../catalog/catalog.module';
-import { ChatModule } from '../chat/chat.module';
+import { ForwardingModule } from '../forwarding/forwarding.module';
 import { ImagesController } from './images.controller';
 
 @Module({
-  imports: [CatalogModule, ChatModule],
+  imports: [ForwardingModule],
   controllers: [ImagesController],
 })
 export class ImagesModule {}

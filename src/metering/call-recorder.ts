@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyRequest } from 'fastify';
-import type { UsageDraft } from '../metering/usage-draft';
-import type { UsageFigures } from '../metering/usage-figures';
-import { costOf } from '../metering/pricing';
+import type { UsageDraft } from './usage-draft';
+import type { UsageFigures } from './usage-figures';
+import { costOf } from './pricing';
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,128}$/;
 
@@ -27,8 +27,8 @@ export interface CallOutcome {
 /**
  * Builds the usage record of a forwarded call from what the request path learnt. `translatedTo`
  * comes apart from the outcome: a copy of the outcome with it added (an object spread, on every
- * call) cost 2-3 µs per call in the profile. `endedAt` (`performance.now()`): when the answer's
- * end was written, or when the call failed.
+ * call) shows up in the CPU profile. `endedAt` (`performance.now()`): when the answer's end was
+ * written, or when the call failed.
  */
 export function usageDraftOf(request: FastifyRequest, interfaceName: string, outcome: CallOutcome, translatedTo: string | null, endedAt: number): UsageDraft {
   const call = request.call!;

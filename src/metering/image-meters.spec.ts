@@ -1,6 +1,6 @@
 import type { PriceTier } from '../config/gateway-config';
 import { decimalToNano } from '../config/money';
-import { costOf } from '../metering/pricing';
+import { costOf } from './pricing';
 import { GenerateContentMeter, ImagesMeter, pixelsOf, VendorBImagesMeter } from './image-meters';
 
 function money(amount: string): bigint {

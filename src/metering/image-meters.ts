@@ -1,9 +1,9 @@
 import type { ModelConfig } from '../config/gateway-config';
-import { scanTopLevel } from '../common/json-scan';
-import { readValue } from '../common/json-splice';
-import { NO_WORDS, ResponseMeter } from '../chat/response-meter';
-import { costOf, pricesFor } from '../metering/pricing';
-import { generateContentUsageFigures, imagesUsageFigures, UsageFigures, vendorBImagesUsageFigures } from '../metering/usage-figures';
+import { scanTopLevel } from '../request-body/json-scan';
+import { readValue } from '../request-body/json-splice';
+import { NO_WORDS, ResponseMeter } from './response-meter';
+import { costOf, pricesFor } from './pricing';
+import { generateContentUsageFigures, imagesUsageFigures, UsageFigures, vendorBImagesUsageFigures } from './usage-figures';
 
 /**
  * Meters of the image answers. Answers carry base64 images of several MiB, so only the

@@ -1,14 +1,14 @@
 import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import { INTERFACE_NAMES } from '../config/gateway-config';
 import { isPriceFieldName } from '../config/prices';
-import type { CanonicalUsage } from '../translation/canonical/response';
 import { decodeChatUsage } from '../translation/chat-completions/decode-chat-response';
 import { decodeMessagesUsage } from '../translation/messages/messages-usage';
 import { decodeResponsesUsage } from '../translation/responses/decode-responses-response';
 import { estimatedFigures } from '../video/video-estimate';
 import { VENDOR_B_WIRE, VENDOR_C_WIRE } from '../video/video-wire';
-import { METERED_FIGURES, meteredFiguresOf, pricesUsedBy, unpricedModelWarnings } from './metered-figures';
+import { METERED_FIGURES, meteredFiguresOf, pricesUsedBy, unpricedModelWarnings } from '../config/metered-figures';
 import {
+  canonicalUsageFigures,
   chatUsageFigures,
   embeddingsUsageFigures,
   generateContentUsageFigures,
@@ -20,19 +20,6 @@ import {
   vendorBImagesUsageFigures,
 } from './usage-figures';
 
-/** The figure names of translated calls (translated-call.service.ts), from canonical usage. */
-const CANONICAL_FIGURES: Record<keyof CanonicalUsage, string> = {
-  inputTokens: 'input_tokens',
-  cachedInputTokens: 'cached_input_tokens',
-  cacheWriteInputTokens: 'cache_write_input_tokens',
-  outputTokens: 'output_tokens',
-  reasoningTokens: 'reasoning_tokens',
-};
-
-function translated(usage: CanonicalUsage): UsageFigures {
-  return Object.fromEntries(Object.entries(usage).map(([name, value]) => [CANONICAL_FIGURES[name as keyof CanonicalUsage], value]));
-}
-
 const CHAT_USAGE = { prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 1 } };
 const RESPONSES_USAGE = { input_tokens: 10, input_tokens_details: { cached_tokens: 2 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 1 } };
 const MESSAGES_USAGE = { input_tokens: 10, cache_read_input_tokens: 2, cache_creation_input_tokens: 3, output_tokens: 5, output_tokens_details: { thinking_tokens: 1 } };
@@ -43,9 +30,9 @@ const VIDEO_BASIS = { durationSeconds: 5, resolution: '720p', draft: false, vide
  * answers, translated answers (decoded to canonical usage), video task reports and estimates.
  */
 const METER_OUTPUTS: Record<InterfaceName, Array<UsageFigures | undefined>> = {
-  chat_completions: [chatUsageFigures(CHAT_USAGE), translated(decodeChatUsage(CHAT_USAGE))],
-  responses: [responsesUsageFigures(RESPONSES_USAGE), translated(decodeResponsesUsage(RESPONSES_USAGE))],
-  messages: [messagesUsageFigures(MESSAGES_USAGE), translated(decodeMessagesUsage(MESSAGES_USAGE))],
+  chat_completions: [chatUsageFigures(CHAT_USAGE), canonicalUsageFigures(decodeChatUsage(CHAT_USAGE))],
+  responses: [responsesUsageFigures(RESPONSES_USAGE), canonicalUsageFigures(decodeResponsesUsage(RESPONSES_USAGE))],
+  messages: [messagesUsageFigures(MESSAGES_USAGE), canonicalUsageFigures(decodeMessagesUsage(MESSAGES_USAGE))],
   embeddings: [embeddingsUsageFigures({ prompt_tokens: 10 })],
   images_a: [
     imagesUsageFigures({

@@ -1,9 +1,10 @@
 import { DataSource } from 'typeorm';
-import { Clock } from '../auth/clock';
+import { Clock } from '../common/clock';
 import { GatewayError, statusOf } from '../common/gateway-error';
 import { NANO_PER_UNIT } from '../config/money';
 import { openDataSource } from '../database/data-source';
-import { OwnerBalance, QuotaService, QuotaSettings } from './quota.service';
+import { OwnerBalance, QuotaService } from './quota.service';
+import { QuotaSettings } from '../config/settings/metering.settings';
 
 const SETTINGS: QuotaSettings = { balanceTtlMs: 1_000 };
 

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Clock } from '../auth/clock';
+import { Clock } from '../common/clock';
 import { GatewayError } from '../common/gateway-error';
+import { QUOTA_SETTINGS, QuotaSettings } from '../config/settings/metering.settings';
 
 export interface OwnerBalance {
   budgetNano: bigint | null;
@@ -24,12 +25,6 @@ export function balanceOf(row: BalanceRow): OwnerBalance {
   };
 }
 
-export interface QuotaSettings {
-  /** How long a balance read from the database is trusted. */
-  balanceTtlMs: number;
-}
-export const QUOTA_SETTINGS = Symbol('QUOTA_SETTINGS');
-
 interface CachedBalance {
   balance: OwnerBalance;
   loadedAt: number;
@@ -43,7 +38,7 @@ interface CachedBalance {
  * replica has metered but not yet written counts at once, so a burst cannot outrun the
  * batched writer. Across replicas the overshoot is bounded by the calls in flight plus the
  * calls admitted while another replica's spend is on its way: one flush interval of its writer
- * and one TTL of this cache (README "Several replicas").
+ * and one TTL of this cache (docs/operations.md "Several replicas").
  */
 @Injectable()
 export class QuotaService {

@@ -5,7 +5,7 @@ import {
   messagesUsageFigures,
   responsesUsageFigures,
   UsageFigures,
-} from '../metering/usage-figures';
+} from './usage-figures';
 
 /**
  * Reads the usage out of a native answer while it passes through. Only events that can carry

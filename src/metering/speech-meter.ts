@@ -1,5 +1,5 @@
-import { eventData, field, mentions, parseJson, ResponseMeter } from '../chat/response-meter';
-import { speechUsageFigures, UsageFigures } from '../metering/usage-figures';
+import { eventData, field, mentions, parseJson, ResponseMeter } from './response-meter';
+import { speechUsageFigures, UsageFigures } from './usage-figures';
 
 /** What an event must name to be read: the status or the billed figures. */
 const SPEECH_WORDS = /"(?:base_resp|extra_info)"/;

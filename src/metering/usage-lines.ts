@@ -6,8 +6,7 @@ import { timestampText } from '../database/timestamp-text';
  * goes to the database: tab-separated fields in the order of USAGE_COLUMNS, `\N` for NULL,
  * backslash, tab, newline and carriage return escaped with a backslash, the line ended by a
  * newline. Encoded once, when the call ends, the record leaves no objects behind for the
- * garbage collector to carry from the young generation to the old one while it waits
- * (docs/performance-log.md, "The usage queue as bytes").
+ * garbage collector to carry from the young generation to the old one while it waits.
  */
 export const USAGE_COLUMNS = [
   'request_id', 'client_request_id', 'key_id', 'owner_id', 'model', 'interface', 'line', 'translated_to',
@@ -162,10 +161,11 @@ const SPARE_BUFFERS = 4;
 
 /**
  * Usage lines waiting for their batch: pages of at most `batchSize` lines, oldest first. The
- * pages' buffers are used again: a new buffer per batch lived through a few young-generation
- * collections, so it was freed only by a full one, and V8, counting the freed-to-be buffers as
- * external memory, ran a full collection for them (--trace-incremental-marking: "external memory
- * pressure") and then kept the old generation's limit low, marking every second or so.
+ * pages' buffers are used again: a new buffer per batch would live through a few
+ * young-generation collections, so it would be freed only by a full one, and V8, counting the
+ * freed-to-be buffers as external memory, runs a full collection for them
+ * (--trace-incremental-marking: "external memory pressure") and then keeps the old generation's
+ * limit low, marking over and over.
  */
 export class UsageQueue {
   private readonly pages: UsagePage[] = [];

@@ -1,17 +1,8 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
-import { Clock } from '../auth/clock';
-
-export interface UsageRetentionSettings {
-  /** Usage records older than this many days are deleted; 0 keeps them forever. */
-  days: number;
-  /** How often a round runs. */
-  intervalMs: number;
-  /** Records deleted per statement (one short transaction each). */
-  batchSize: number;
-}
-export const USAGE_RETENTION_SETTINGS = Symbol('USAGE_RETENTION_SETTINGS');
+import { Clock } from '../common/clock';
+import { USAGE_RETENTION_SETTINGS, UsageRetentionSettings } from '../config/settings/metering.settings';
 
 const INTERVAL_NAME = 'usage-retention';
 const DAY_MS = 86_400_000;

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Logger } from '@nestjs/common';
-import { Clock } from '../auth/clock';
+import { Clock } from '../common/clock';
 import { NANO_PER_UNIT } from '../config/money';
 import { openDataSource } from '../database/data-source';
 import { QuotaService } from './quota.service';
 import type { UsageDraft } from './usage-draft';
-import { UsageWriter, UsageWriterSettings } from './usage-writer.service';
+import { UsageWriter } from './usage-writer.service';
+import { UsageWriterSettings } from '../config/settings/metering.settings';
 import { createTestDatabase, TestDatabase } from '../../test/support/test-database';
 import { usageDraft } from '../../test/support/usage-draft';
 

@@ -8,16 +8,7 @@ import { returnedRows } from '../database/returned-rows';
 import { CopyRows } from '../database/embedded-pool';
 import { isEmbedded } from '../database/data-source';
 import { draftOfLine, USAGE_COLUMNS, UsagePage, UsageQueue } from './usage-lines';
-
-export interface UsageWriterSettings {
-  /** Longest time a record waits before its batch is written. */
-  flushIntervalMs: number;
-  /** Most records per write: one transaction, a COPY of the records' lines. */
-  batchSize: number;
-  /** On shutdown, how long to keep retrying while the database is away. */
-  shutdownDeadlineMs: number;
-}
-export const USAGE_WRITER_SETTINGS = Symbol('USAGE_WRITER_SETTINGS');
+import { USAGE_WRITER_SETTINGS, UsageWriterSettings } from '../config/settings/metering.settings';
 
 const COLUMN_LIST = USAGE_COLUMNS.join(', ');
 /** A page's lines where the batch may hold an id already stored: a table of the transaction's own first. */
@@ -159,7 +150,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
    * wait. Records that arrive during a write wait for the next round (the flush interval), so
    * calls arriving all the time make batches of an interval's worth of records instead of a
    * write per handful: each batch is a transaction, and the embedded engine (in its worker
-   * thread, beside the calls) paid four messages and a commit for every one of them.
+   * thread, beside the calls) pays four messages and a commit for every one of them.
    */
   private writeDue(): Promise<void> {
     let first = true;

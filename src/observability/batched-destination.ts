@@ -25,12 +25,12 @@ let exitListening = false;
  * The JSON log's way to standard output: lines are encoded into a 64 KiB buffer as they come
  * (about 140 call lines) and the writer gets the buffer when the next line would not fit, or
  * once a second. The writer is pino's synchronous one: a write per 64 KiB costs little, and
- * nothing is ever in flight, so what waits when the process exits is written, in order. (The
- * asynchronous writer in 4 KiB chunks went through libuv's thread pool per write, 3-5 % of a
- * call's CPU at full load by `bench:profile`, and a write still in the pool when the process
- * exited could be lost.) Lines wait as bytes, not as the strings pino hands over: a call line is
- * a rope of some forty pieces until something flattens it, and a few hundred of them waiting
- * were copied by every young-generation collection. `flush` (Nest's shutdown) and the
+ * nothing is ever in flight, so what waits when the process exits is written, in order. (pino's
+ * asynchronous writer, in 4 KiB chunks, goes through libuv's thread pool per write, a visible
+ * share of a call's CPU at full load in `bench:profile`, and a write still in the pool when the
+ * process exits can be lost.) Lines wait as bytes, not as the strings pino hands over: a call
+ * line is a rope of some forty pieces until something flattens it, and a few hundred of them
+ * waiting would be copied by every young-generation collection. `flush` (Nest's shutdown) and the
  * process's `exit` write what waits.
  */
 export class BatchedDestination implements DestinationStream {

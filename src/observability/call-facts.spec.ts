@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import type { AdmittedCall } from '../common/request-state';
+import type { AdmittedCall } from '../forwarding/request-state';
 import type { Principal } from '../auth/principal';
 import type { ModelConfig } from '../config/gateway-config';
 import { callFactsOf, isProbe } from './call-facts';

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import { clientRequestIdOf } from '../chat/call-recorder';
+import { clientRequestIdOf } from '../metering/call-recorder';
 import type { UsageFigures } from '../metering/usage-figures';
-import '../common/request-state';
-import { endedAt, headWrittenAt } from './timed-response';
+import '../forwarding/request-state';
+import { endedAt, headWrittenAt } from '../common/timed-response';
 
 /** Status of a call whose client left before its answer was complete (as in the usage records). */
 const CLIENT_CLOSED = 499;

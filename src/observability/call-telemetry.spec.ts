@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino from 'pino';
-import type { RecordedCall } from '../common/request-state';
+import type { RecordedCall } from '../forwarding/request-state';
 import type { CallFacts } from './call-facts';
 import { CallTelemetry } from './call-telemetry';
 import type { GatewayMetrics } from './gateway-metrics';

@@ -2,11 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { performance } from 'node:perf_hooks';
 import pino, { DestinationStream, Logger } from 'pino';
-import '../common/request-state';
+import '../forwarding/request-state';
 import { callFactsOf, isProbe } from './call-facts';
 import { callLogLevel, callLogLine, callLogText, GATEWAY_LOG } from './call-log';
 import { GatewayMetrics } from './gateway-metrics';
-import { endedAt } from './timed-response';
+import { endedAt } from '../common/timed-response';
 
 /**
  * Reports every request once, when it is over, to the metrics and as one log line. A request

@@ -2,7 +2,7 @@ import type { Metric, Registry } from 'prom-client';
 
 /**
  * Counters and histograms fed once per request. prom-client's own `inc`/`observe` check and
- * hash the label set on every call (about 0.4 µs each, a dozen per request); these keep one
+ * hash the label set on every call (a dozen calls per request); these keep one
  * plain series object per label set, found once through a Map, so the request path does an
  * addition (a counter) or a bucket search and three additions (a histogram). prom-client's
  * registry still renders them, in its own text format, beside its other metrics.
@@ -39,7 +39,7 @@ abstract class LightMetric<Series extends { labels: Labels }> {
   /**
    * Series found label value by label value, so that no key string is built (and hashed) per
    * observation: the values are the request's own strings (mostly from the configuration),
-   * whose hashes V8 keeps once computed. A joined key was a new string every time.
+   * whose hashes V8 keeps once computed. A joined key would be a new string every time.
    */
   private readonly tree: Level<Series> = new Map();
   private readonly series: Series[] = [];

@@ -4,7 +4,7 @@ import { GatewayMetrics } from './gateway-metrics';
 
 /**
  * Prometheus scrape endpoint. No key: keep the gateway's port internal, or let the load
- * balancer refuse `/metrics` from outside (README "Metrics").
+ * balancer refuse `/metrics` from outside (docs/operations.md "Metrics").
  */
 @Controller('metrics')
 export class MetricsController {

@@ -91,7 +91,7 @@ export function readBody(payload: IncomingMessage, limit: number, done: BodyDone
     }
     received += chunk.length;
     // Node's parser keeps to Content-Length, so the last byte is the end: no need to wait for
-    // `end`, which comes a turn of the event loop later (about 10 µs per call at concurrency 1).
+    // `end`, which comes a turn of the event loop later and so adds latency to every call.
     if (received === expected) finish(null, whole);
   };
   const onEnd = () => {

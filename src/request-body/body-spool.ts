@@ -7,7 +7,7 @@ import type { Skeleton, SkeletonFault, SkeletonMap } from './body-skeleton';
 import type { TopLevelField } from './json-scan';
 
 /**
- * A large request body kept in a file instead of memory (README "Large bodies"): eight 30 MiB
+ * A large request body kept in a file instead of memory (docs/configuration.md "Large bodies"): eight 30 MiB
  * uploads at once would otherwise hold 240 MiB, more than the rest of the gateway. The guards and
  * services work on the body's skeleton (body-skeleton.ts), and the body goes upstream from the
  * file with the skeleton's changes (`model` spliced in) in place, once per line tried.

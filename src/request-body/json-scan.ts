@@ -327,7 +327,7 @@ class Scanner {
 /** Validates `body` as one JSON object and returns its top-level members as byte ranges. */
 export function scanTopLevel(body: Buffer): ScanResult {
   const scanner = new Scanner(body);
-  let isObject = false;
+  let isObject: boolean;
   try {
     const first = scanner.skipWhitespace();
     if (first === END) throw new JsonSyntaxError('the body is empty');

@@ -1,11 +1,11 @@
 import { Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
-import { Entry } from '../catalog/entry.decorator';
-import { ModelAccessGuard } from '../catalog/model-access.guard';
-import { NativeCallService } from '../chat/native-call.service';
-import { NativeRoute, replaceModel } from '../chat/native-route';
-import { SpeechMeter } from './speech-meter';
+import { Entry } from '../forwarding/entry.decorator';
+import { ModelAccessGuard } from '../forwarding/model-access.guard';
+import { NativeCallService } from '../forwarding/native-call.service';
+import { NativeRoute, replaceModel } from '../forwarding/native-route';
+import { SpeechMeter } from '../metering/speech-meter';
 
 /** Vendor-c text to speech: JSON or a stream of audio events, forwarded natively. */
 export const SPEECH_ROUTE: NativeRoute = {

@@ -73,7 +73,7 @@ export function translateAnswer(plan: TranslationPlan, upstreamBody: unknown, co
  *
  * The upstream's decoder, the usage observer and the called protocol's encoder run one after
  * the other, synchronously: the stream's loop awaits upstream chunks only. As a chain of async
- * generators each step cost a promise and a microtask hop per event (docs/performance-log.md).
+ * generators each step would cost a promise and a microtask hop per event.
  */
 export class StreamTranslation {
   private readonly decoder: StreamDecoder;

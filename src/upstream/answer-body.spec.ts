@@ -392,6 +392,8 @@ describe('AnswerBody when over', () => {
     let flow: AnswerFlow | undefined = { pause: () => undefined, resume: () => undefined, abort: () => undefined };
     const held = new WeakRef(flow);
     const body = new AnswerBody(flow);
+    // Dropping the test's own reference is the point: only the body may still hold the flow.
+    // eslint-disable-next-line no-useless-assignment
     flow = undefined;
     const read = body.whole().catch(() => undefined);
     finish(body);

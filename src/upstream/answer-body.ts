@@ -32,8 +32,8 @@ const SETTLED_FLOW: AnswerFlow = { pause: () => undefined, resume: () => undefin
  * The body of an upstream answer as undici hands it over chunk by chunk (DESIGN.md section 6):
  * read whole (`whole`), piped chunk by chunk with backpressure (`pipe`), pulled a chunk at a
  * time (`chunks`), or read to its end and dropped (`drop`), by one reader at a time. None of
- * them costs a stream: a Readable per answer (undici's `request()`) took ~4.5 µs of a bare
- * proxy's ~46 µs per JSON call and ~8 µs per chat stream (docs/performance-log.md).
+ * them costs a stream: a Readable per answer (undici's `request()`) is a sizeable share of what
+ * a bare proxy spends per JSON call and per chat stream (measured: see docs/performance.md).
  *
  * Chunks that arrive before a reader claims the body wait for it, up to HIGH_WATER_BYTES, and
  * then the connection pauses. A body ends or fails once; a reader that comes later learns
@@ -92,8 +92,8 @@ export class AnswerBody {
    * When the body is over, it lets go of the reader's handlers and of the connection's
    * controller, which holds undici's state of the request (its head's raw bytes among it): a
    * body kept a little longer (until the call's end) would otherwise keep all that through
-   * young-generation collections. Measured: more than twice the bytes promoted to the old
-   * generation per chat call (`npm run bench:profile -- --allocations --survivors` names them).
+   * young-generation collections, promoting it to the old generation on every chat call
+   * (`npm run bench:profile -- --allocations --survivors` names the survivors).
    */
   private release(): ((error?: Error) => void) | undefined {
     const settle = this.settle;

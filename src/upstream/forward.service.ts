@@ -140,12 +140,12 @@ export class ForwardService {
         }),
         body: request.body,
         signal: request.signal,
-        // README `timeout_ms`: a body that stalls cools the line down too, whoever reads it.
+        // docs/configuration.md `timeout_ms`: a body that stalls cools the line down too, whoever reads it.
         onBodyFailure: (error) => {
           if (isBodyTimeout(error)) this.lines.coolDown(line);
         },
       });
-      // Fields named one by one: an object spread of `response` here cost ~3 µs per call (profile).
+      // Fields named one by one: an object spread of `response` here shows up in the CPU profile.
       const answer: OpenedResponse = { statusCode: response.statusCode, headers: response.headers, body: response.body, line, headersMs: performance.now() - started, done };
       return { answer };
     } catch (error) {

@@ -1,15 +1,8 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Pool } from 'undici';
 import { GATEWAY_CONFIG, GatewayConfig, UpstreamConfig } from '../config/gateway-config';
-import { Clock } from '../auth/clock';
-
-export interface LineSettings {
-  /** How long a line that refused a connection or timed out is skipped. */
-  cooldownMs: number;
-  /** Keep-alive sockets per line. */
-  connections: number;
-}
-export const LINE_SETTINGS = Symbol('LINE_SETTINGS');
+import { Clock } from '../common/clock';
+import { LINE_SETTINGS, LineSettings } from '../config/settings/upstream.settings';
 
 /** One upstream line: its keep-alive pool and its live state. */
 export class Line {

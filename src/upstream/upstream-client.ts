@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Dispatcher, errors } from 'undici';
 import type { Line } from './line-registry';
 import type { CallAbort } from './call-abort';
-import { BodySpool, SpooledUpstreamBody } from '../common/body-spool';
+import { BodySpool, SpooledUpstreamBody } from '../request-body/body-spool';
 import { AnswerBody } from './answer-body';
 
 /** A request body: one buffer, consecutive pieces of one (a large body is not joined), or pieces of a spooled body. */
@@ -75,8 +75,8 @@ export class UpstreamClient {
  * What the handler holds of the call (the request, the promise's settlers, which reach the whole
  * call through the awaiting functions) is let go of as soon as it is used: undici may keep a
  * finished handler a while, and a call kept alive by it would outlive young-generation
- * collections (docs/performance-log.md, "Upstream answers without a Readable": with neither this nor
- * AnswerBody's release, four times the bytes promoted per chat call).
+ * collections (with neither this nor AnswerBody's release, several times the bytes are promoted
+ * per chat call).
  */
 class AnswerHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;

@@ -1,5 +1,5 @@
 import { GatewayError } from '../common/gateway-error';
-import { scanTopLevel } from '../common/json-scan';
+import { scanTopLevel } from '../request-body/json-scan';
 import { submitFacts, type SubmitFacts } from './submit-rules';
 import type { VideoInterface } from './video-task.entity';
 

@@ -1,6 +1,6 @@
 import { GatewayError } from '../common/gateway-error';
-import type { TopLevelField } from '../common/json-scan';
-import { readValue } from '../common/json-splice';
+import type { TopLevelField } from '../request-body/json-scan';
+import { readValue } from '../request-body/json-splice';
 import type { VideoInterface } from './video-task.entity';
 
 /** What a video submit asks for, as far as admission, reservation and drafts care. */

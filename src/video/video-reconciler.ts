@@ -1,9 +1,12 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { Clock } from '../auth/clock';
-import { UNSETTLED_CHARGE_AFTER_MS, VIDEO_SETTINGS, VideoSettings } from './video-settings';
+import { Clock } from '../common/clock';
+import { VIDEO_SETTINGS, VideoSettings } from '../config/settings/video.settings';
 import { VideoTaskService } from './video-task.service';
 import { VideoTaskStore } from './video-task.store';
+
+/** SPEC.md Limits: a task still unsettled 8 days after submission is charged its reservation. */
+const UNSETTLED_CHARGE_AFTER_MS = 8 * 24 * 60 * 60 * 1000;
 
 const INTERVAL_NAME = 'video-task-reconciler';
 

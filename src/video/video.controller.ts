@@ -1,8 +1,8 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
-import { Entry } from '../catalog/entry.decorator';
-import { ModelAccessGuard } from '../catalog/model-access.guard';
+import { Entry } from '../forwarding/entry.decorator';
+import { ModelAccessGuard } from '../forwarding/model-access.guard';
 import { VideoTaskService } from './video-task.service';
 import { VENDOR_B_WIRE, VENDOR_C_WIRE } from './video-wire';
 

@@ -11,7 +11,7 @@ import { VENDOR_KEY } from '../support/test-config';
 import { until } from '../support/until';
 
 /**
- * Issue 8 point 2: PostgreSQL stopped under steady load and started again (DESIGN.md section 4:
+ * PostgreSQL stopped under steady load and started again (DESIGN.md section 4:
  * usage records are written off the hot path in batches, retried while the database is away,
  * and flushed on shutdown; a forwarded, billed call is never lost).
  *
@@ -424,8 +424,8 @@ describe('PostgreSQL stopped and started under steady load', () => {
       );
       const watch = new ReadinessWatch(gateway);
       const load = new SteadyLoad(gateway.url, warmKey(scenario));
-      let recoveredAt = 0;
-      let backlogWrittenAt = 0;
+      let recoveredAt: number;
+      let backlogWrittenAt: number;
       try {
         await sleep(BEFORE_MS);
         failedBeforeStop = await metric(gateway, 'gateway_usage_writer_failed_writes_total');

@@ -13,7 +13,7 @@ import { until } from '../support/until';
 import { VENDOR_C } from '../support/video-kit';
 
 /**
- * Issue 8 point 1: two gateway processes on one real PostgreSQL behind nginx, as operators
+ * Two gateway processes on one real PostgreSQL behind nginx, as operators
  * run replicas. Both start at once on an empty database (the migration race); then a budget
  * is spent from both sides at once, a key is disabled through one replica and used on the
  * other, and video tasks move between the replicas while both background reconcilers run.
@@ -215,7 +215,7 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
   let slowSimulator: UpstreamSimulator;
   let folder: string;
   let replicas: GatewayProcess[] = [];
-  let startFailures: string[] = [];
+  const startFailures: string[] = [];
   let nginx: Nginx;
   let databaseUrl: string;
   let db: Client;
@@ -345,7 +345,7 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     expect(served[1]).toBeGreaterThan(0);
   });
 
-  // Rule (README "Several replicas"): a budget is overshot by at most the calls in flight when it
+  // Rule (docs/operations.md "Several replicas"): a budget is overshot by at most the calls in flight when it
   // was reached plus the calls started within BALANCE_CACHE_TTL_MS + USAGE_FLUSH_INTERVAL_MS
   // (+ slack) after it, on all replicas together; spend is exactly the sum of the records.
   it('hold a budget across replicas: many concurrent calls from both overshoot only by the calls in flight and those of the stale-balance window', async () => {
@@ -472,7 +472,7 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     expect(sentAt - reachedAt).toBeGreaterThanOrEqual(STALE_BALANCE_WINDOW_MS);
   });
 
-  // Rule (README "Keys"): a key disabled through one replica stops working there at once and on
+  // Rule (docs/operations.md "Admin API"): a key disabled through one replica stops working there at once and on
   // the others within KEY_CACHE_TTL_MS; enabling works the same way.
   it('refuse a key disabled through one replica on the other within KEY_CACHE_TTL_MS, and accept it there again within the TTL once enabled', async () => {
     const [a, b] = replicas;
@@ -535,7 +535,7 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     throw new Error(`${replica.url} did not answer ${status} within ${3 * KEY_CACHE_TTL_MS} ms`);
   }
 
-  // Rule (README "Video tasks"): a task lives in the database, so any replica queries and
+  // Rule (docs/api.md "Video tasks"): a task lives in the database, so any replica queries and
   // cancels it; a cancelled task releases its reservation, is not billed, and is settled once
   // however many replicas and reconcilers see it end.
   it('submit a video task through one replica, query and cancel it through the other, and settle it exactly once', async () => {

@@ -3,7 +3,7 @@ import type { DestinationStream } from 'pino';
 import { DataSource } from 'typeorm';
 import { createGatewayApp } from '../../src/app.factory';
 import { loadGatewayConfig } from '../../src/config/config.loader';
-import { defaultSettings, GatewayOptions } from '../../src/gateway-options';
+import { defaultSettings, GatewayOptions } from '../../src/config/gateway-options';
 import { UsageWriter } from '../../src/metering/usage-writer.service';
 import { UsageRecord } from '../../src/metering/usage-record.entity';
 import { UpstreamSimulator } from '../simulator/upstream-simulator';

@@ -149,7 +149,7 @@ export class PgCluster {
       await run(file, argv, { timeout: 120_000 });
     } catch (error) {
       const failure = error as { stderr?: string; message: string };
-      throw new Error(`${program} ${args.join(' ')} failed: ${failure.stderr || failure.message}\n${await this.log()}`);
+      throw new Error(`${program} ${args.join(' ')} failed: ${failure.stderr || failure.message}\n${await this.log()}`, { cause: error });
     }
   }
 }

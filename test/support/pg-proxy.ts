@@ -26,9 +26,8 @@ export class PgProxy {
 
   static async start(targetPort: number, marker: string): Promise<PgProxy> {
     const port = await freePort();
-    let proxy: PgProxy | undefined;
-    const server = createServer((client) => proxy!.relay(client, targetPort));
-    proxy = new PgProxy(server, port, marker);
+    const server: Server = createServer((client) => proxy.relay(client, targetPort));
+    const proxy = new PgProxy(server, port, marker);
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     return proxy;
   }

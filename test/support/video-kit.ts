@@ -1,4 +1,4 @@
-import type { VideoSettings } from '../../src/video/video-settings';
+import type { VideoSettings } from '../../src/config/settings/video.settings';
 import type { GatewayHarness } from './gateway-harness';
 
 /** Keys of the video suites: two owners with two keys each, two members, a tight budget, a narrow scope. */

@@ -1,4 +1,4 @@
-/** How video tasks are followed (environment settings, README "Settings"). */
+/** How video tasks are followed (environment settings, docs/configuration.md "Environment variables"). */
 export interface VideoSettings {
   /** How often each replica looks for due tasks; 0 turns the background reconciler off. */
   reconcileIntervalMs: number;
@@ -14,6 +14,3 @@ export interface VideoSettings {
   submitLostAfterMs: number;
 }
 export const VIDEO_SETTINGS = Symbol('VIDEO_SETTINGS');
-
-/** SPEC.md Limits: a task still unsettled 8 days after submission is charged its reservation. */
-export const UNSETTLED_CHARGE_AFTER_MS = 8 * 24 * 60 * 60 * 1000;

@@ -1,5 +1,4 @@
-import type { CanonicalOutputPart, CanonicalResponse, CanonicalUsage, StopReason } from '../canonical/response';
-import { definedOnly } from '../members';
+import { knownUsage, tokenCount, type CanonicalOutputPart, type CanonicalResponse, type CanonicalUsage, type StopReason } from '../canonical/response';
 
 /**
  * OpenAI chat-completions answer (JSON) → canonical response. Only `choices[0]` is read: the
@@ -103,22 +102,18 @@ export function mapChatFinishReason(reason: ChatFinishReason): StopReason {
 /**
  * Chat usage → canonical usage. `prompt_tokens` already includes cached tokens and
  * `completion_tokens` reasoning tokens, as canonical figures do. A figure the upstream left out
- * stays undefined (many chat-compatible upstreams send no `*_details`).
+ * stays undefined (many chat-compatible upstreams send no `*_details`). The one reader of chat
+ * usage: native chat calls are metered from it too (metering/usage-figures.ts).
  * @see https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage
  */
 export function decodeChatUsage(value: unknown): CanonicalUsage {
   const usage = asRecord(value);
-  const figures: CanonicalUsage = {
-    inputTokens: count(usage.prompt_tokens),
-    cachedInputTokens: count(asRecord(usage.prompt_tokens_details).cached_tokens),
-    outputTokens: count(usage.completion_tokens),
-    reasoningTokens: count(asRecord(usage.completion_tokens_details).reasoning_tokens),
-  };
-  return definedOnly(figures);
-}
-
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+  return knownUsage({
+    inputTokens: tokenCount(usage.prompt_tokens),
+    cachedInputTokens: tokenCount(asRecord(usage.prompt_tokens_details).cached_tokens),
+    outputTokens: tokenCount(usage.completion_tokens),
+    reasoningTokens: tokenCount(asRecord(usage.completion_tokens_details).reasoning_tokens),
+  });
 }
 
 export function asRecord(value: unknown): Record<string, unknown> {

@@ -140,8 +140,8 @@ export class MessagesStreamWriter implements StreamEncoder {
   /**
    * `content_block_delta` with `{ type: kind.type, [kind.member]: value }`, written as text:
    * deltas are a stream's most frequent events (about one per token), and `JSON.stringify` of
-   * the event object cost ~0.5 µs where the value alone takes ~0.1 (docs/performance-log.md). An
-   * empty value sends nothing.
+   * the event object costs several times what the value alone takes. An empty value sends
+   * nothing.
    */
   private blockDelta(index: number, kind: DeltaKind, value: string): SseEvent[] {
     const blockIndex = this.parts.get(index)?.blockIndex;

@@ -1,25 +1,25 @@
-import type { CanonicalUsage } from '../canonical/response';
-import { definedOnly } from '../members';
-import { asRecord, numberOf } from './messages-values';
+import { knownUsage, tokenCount, type CanonicalUsage } from '../canonical/response';
+import { asRecord } from './messages-values';
 
 /**
  * Messages usage counts cached input apart: `input_tokens` holds only the uncached part, and
  * the total input is `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`.
  * The canonical `inputTokens` counts every input token, so the figures are summed on the way
- * in and split again on the way out.
+ * in and split again on the way out. The one reader of messages usage: native calls are metered
+ * from it too (metering/usage-figures.ts).
  * @see https://docs.anthropic.com/en/api/messages (response `usage`)
  */
 export function decodeMessagesUsage(raw: unknown): CanonicalUsage {
   const usage = asRecord(raw);
-  const uncached = numberOf(usage.input_tokens);
-  const cacheRead = numberOf(usage.cache_read_input_tokens);
-  const cacheWrite = numberOf(usage.cache_creation_input_tokens);
-  const thinking = numberOf(asRecord(usage.output_tokens_details).thinking_tokens);
-  return definedOnly({
+  const uncached = tokenCount(usage.input_tokens);
+  const cacheRead = tokenCount(usage.cache_read_input_tokens);
+  const cacheWrite = tokenCount(usage.cache_creation_input_tokens);
+  const thinking = tokenCount(asRecord(usage.output_tokens_details).thinking_tokens);
+  return knownUsage({
     inputTokens: uncached === undefined ? undefined : uncached + (cacheRead ?? 0) + (cacheWrite ?? 0),
     cachedInputTokens: cacheRead,
     cacheWriteInputTokens: cacheWrite,
-    outputTokens: numberOf(usage.output_tokens),
+    outputTokens: tokenCount(usage.output_tokens),
     reasoningTokens: thinking,
   });
 }

@@ -1,7 +1,7 @@
 import type { ReasoningOrigin } from '../canonical/request';
-import type { CanonicalOutputPart, CanonicalResponse, CanonicalUsage, StopReason } from '../canonical/response';
+import { knownUsage, tokenCount, type CanonicalOutputPart, type CanonicalResponse, type CanonicalUsage, type StopReason } from '../canonical/response';
 import { definedOnly } from '../members';
-import { asRecord, count, nonEmptyString, records, stringOr, wrapCustomInput } from './responses-values';
+import { asRecord, nonEmptyString, records, stringOr, wrapCustomInput } from './responses-values';
 
 /**
  * OpenAI Responses answer (a Response object) → canonical response.
@@ -110,14 +110,15 @@ export function mapResponsesEnding(ending: ResponsesEnding, context: EndingConte
 /**
  * Responses usage → canonical usage: `input_tokens` already counts cached tokens and
  * `output_tokens` reasoning tokens, as canonical figures do. Missing figures stay undefined.
+ * The one reader of responses usage: native calls are metered from it too (metering/usage-figures.ts).
  * @see https://platform.openai.com/docs/api-reference/responses/object#responses/object-usage
  */
 export function decodeResponsesUsage(value: unknown): CanonicalUsage {
   const usage = asRecord(value);
-  return definedOnly<CanonicalUsage>({
-    inputTokens: count(usage.input_tokens),
-    cachedInputTokens: count(asRecord(usage.input_tokens_details).cached_tokens),
-    outputTokens: count(usage.output_tokens),
-    reasoningTokens: count(asRecord(usage.output_tokens_details).reasoning_tokens),
+  return knownUsage({
+    inputTokens: tokenCount(usage.input_tokens),
+    cachedInputTokens: tokenCount(asRecord(usage.input_tokens_details).cached_tokens),
+    outputTokens: tokenCount(usage.output_tokens),
+    reasoningTokens: tokenCount(asRecord(usage.output_tokens_details).reasoning_tokens),
   });
 }

@@ -121,7 +121,7 @@ export class ResponsesStreamWriter implements StreamEncoder {
   /**
    * One event: its type and number, then `place` (where in the output it belongs), then the
    * payload. Built from the parts in one literal: a spread followed by further members
-   * (`{ ...place, delta }`) costs V8 about half a microsecond per member, on every delta.
+   * (`{ ...place, delta }`) costs V8 extra work per member, on every delta.
    */
   private emit(type: string, payload: Record<string, unknown>, place?: Record<string, unknown>): SseEvent {
     return { event: type, data: JSON.stringify({ type, sequence_number: this.sequence++, ...place, ...payload }) };
@@ -131,8 +131,8 @@ export class ResponsesStreamWriter implements StreamEncoder {
    * A delta event as text, what `emit` would write: its type and number, `members` (where it
    * belongs), the delta, then `after`; `members` and `after` are JSON members (`"name":value`).
    * Deltas are a stream's most frequent events (about one per token); through `emit` the payload
-   * and place objects, the literal spreading them and `JSON.stringify` of it cost ~1.2 µs each,
-   * where only the delta itself needs serialising (docs/performance-log.md).
+   * and place objects, the literal spreading them and `JSON.stringify` of it all cost time on
+   * every delta, where only the delta itself needs serialising.
    */
   private delta(type: DeltaType, members: string, delta: string, after = ''): SseEvent {
     return { event: type, data: `{"type":"${type}","sequence_number":${this.sequence++},${members},"delta":${JSON.stringify(delta)}${after}}` };
@@ -146,7 +146,7 @@ export class ResponsesStreamWriter implements StreamEncoder {
   private start(model: string): SseEvent[] {
     if (this.frame !== undefined) return [];
     this.frame = { id: this.context.newId('resp'), createdAt: this.context.now(), model };
-    // Both events carry the same Response object: serialised once (a few microseconds each, before the first byte).
+    // Both events carry the same Response object: serialised once, as it delays the first byte.
     const response = JSON.stringify(this.snapshot({ status: 'in_progress', output: [] }));
     return [this.emitWithResponse('response.created', response), this.emitWithResponse('response.in_progress', response)];
   }

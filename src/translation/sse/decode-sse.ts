@@ -200,7 +200,7 @@ function isDigits(value: string): boolean {
 /**
  * Bytes to events, synchronously: `push` returns the events a chunk completes, `end` what the
  * end of the stream completes. The translated stream loop reads through this, with no promise
- * per event (docs/performance-log.md).
+ * per event.
  *
  * At the end of the stream an event missing its blank line is still dispatched when its last
  * line is complete (some servers omit the final blank line), but not when it stops mid-line:

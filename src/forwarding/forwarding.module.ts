@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { CatalogModule } from '../catalog/catalog.module';
+import { UpstreamModule } from '../upstream/upstream.module';
+import { ForwardedCall } from './forwarded-call';
+import { ModelAccessGuard } from './model-access.guard';
+import { NativeCallService } from './native-call.service';
+
+/**
+ * The engine every entry forwards through: admission (key scope, model, balance), the call to
+ * an upstream line with failover, and the metered pass-through of its answer.
+ */
+@Module({
+  imports: [CatalogModule, UpstreamModule],
+  providers: [ForwardedCall, NativeCallService, ModelAccessGuard],
+  exports: [ForwardedCall, NativeCallService, ModelAccessGuard, CatalogModule, UpstreamModule],
+})
+export class ForwardingModule {}
