@@ -85,6 +85,24 @@ describe(EmbeddedPool.name, () => {
     await expect(engine.query('SELECT 1')).rejects.toThrow('The embedded database is closed.');
   });
 
+  it('opens an in-memory copy from an image: same rows, shared buffers as set, changes its own', async () => {
+    await pool.query('CREATE TABLE imaged (name text)');
+    await pool.query("INSERT INTO imaged VALUES ('kept')");
+    const copy = await openEmbeddedDatabase(undefined, { image: await database.image() });
+    try {
+      await copy.query("INSERT INTO imaged VALUES ('copy only')");
+      expect((await copy.query('SELECT name FROM imaged ORDER BY name')).rows).toEqual([{ name: 'copy only' }, { name: 'kept' }]);
+      expect((await copy.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '32MB' }]);
+      expect((await pool.query('SELECT name FROM imaged')).rows).toEqual([{ name: 'kept' }]);
+    } finally {
+      await copy.close();
+    }
+  });
+
+  it('refuses an image for a folder: a folder holds its own cluster', async () => {
+    await expect(openEmbeddedDatabase(join(mkdtempSync(join(tmpdir(), 'engine-')), 'data'), { image: new Uint8Array(1) })).rejects.toThrow('cannot start from an image');
+  });
+
   it('refuses to open a folder the engine cannot use, instead of hanging', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'engine-')), 'a-file');
     writeFileSync(file, 'not a folder');

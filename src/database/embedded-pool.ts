@@ -21,6 +21,8 @@ export interface EmbeddedEngine {
   query<Row = Record<string, unknown>>(text: string, parameters?: unknown[], options?: { blob?: Blob }): Promise<EngineResults<Row>>;
   /** Several statements in one string (migrations); one result per statement. */
   exec(text: string): Promise<Array<EngineResults<Record<string, unknown>>>>;
+  /** The whole database as PGlite's data-directory archive, to open in-memory copies from. */
+  image(): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -143,23 +145,25 @@ class EmbeddedClient extends EventEmitter {
 /**
  * PostgreSQL's shared buffer cache inside the embedded engine. PGlite's default (128 MB) is
  * resident memory of the gateway process; the gateway's tables are small and the operating
- * system caches their files anyway. 32 MB: ~100 MiB less RSS, the same CPU per usage record
- * (docs/performance.md).
+ * system caches their files anyway. 32 MB: much less RSS for the same CPU per usage record
+ * (measured: see docs/performance.md).
  */
 const EMBEDDED_SHARED_BUFFERS = '32MB';
 
 /**
  * Opens the embedded database (a folder, or undefined: in memory) in a worker thread, with the
  * type parsing node-postgres uses (int8 as string), so entities behave the same on both
- * databases.
+ * databases. `image` (in memory only): start as a copy of another engine's `image()` instead of
+ * an empty cluster; the test suites open each gateway's database from one migrated image.
  */
-export async function openEmbeddedDatabase(dataDir: string | undefined): Promise<EmbeddedEngine> {
+export async function openEmbeddedDatabase(dataDir: string | undefined, options: { image?: Uint8Array } = {}): Promise<EmbeddedEngine> {
   // Added to PGlite's own start parameters in the worker: this thread never loads PGlite.
   const startParams = ['-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
   if (dataDir === undefined) {
     await startThreadPool();
-    return WorkerEngine.start(undefined, startParams);
+    return WorkerEngine.start(undefined, startParams, undefined, options.image);
   }
+  if (options.image) throw new Error('An embedded database in a folder cannot start from an image.');
   // Before anything touches the folder, its first-time set-up included: a second engine on a
   // folder in use loses or corrupts data. Held until the engine's thread has ended.
   const lock = await acquireDataDirLock(dataDir);
@@ -194,7 +198,7 @@ async function startThreadPool(): Promise<void> {
 /**
  * The engine thread's nice value (Linux). Under full contention for one core CFS then gives the
  * engine a quarter of it (weights 335 : 1024), well above what writing the records takes at the
- * gateway's highest rate (~16 % of a core, chat JSON at c=64), so the records keep up.
+ * gateway's highest rate (chat JSON at c=64), so the records keep up.
  */
 const ENGINE_NICE = 5;
 
@@ -221,13 +225,15 @@ const ENGINE_WORKER_SOURCE = `
     return copy;
   };
   const startParams = [...PGlite.defaultStartParams, ...workerData.startParams];
-  PGlite.create({ dataDir: workerData.dataDir, startParams, parsers: { [types.INT8]: (value) => value } }).then(
+  const loadDataDir = workerData.image ? new Blob([workerData.image]) : undefined;
+  PGlite.create({ dataDir: workerData.dataDir, loadDataDir, startParams, parsers: { [types.INT8]: (value) => value } }).then(
     (database) => {
       parentPort.on('message', async ({ id, kind, text, parameters, blobText }) => {
         try {
           let result = null;
           if (kind === 'query') result = await database.query(text, parameters, blobText === undefined ? undefined : { blob: new Blob([blobText]) });
           else if (kind === 'exec') result = await database.exec(text);
+          else if (kind === 'image') result = new Uint8Array(await (await database.dumpDataDir('none')).arrayBuffer());
           else await database.close();
           parentPort.postMessage({ id, result });
           if (kind === 'close') parentPort.close();
@@ -240,7 +246,7 @@ const ENGINE_WORKER_SOURCE = `
     (error) => parentPort.postMessage({ ready: false, error: plain(error) }),
   );`;
 
-type EngineRequest = { kind: 'query'; text: string; parameters: unknown[]; blobText?: string } | { kind: 'exec'; text: string } | { kind: 'close' };
+type EngineRequest = { kind: 'query'; text: string; parameters: unknown[]; blobText?: string } | { kind: 'exec'; text: string } | { kind: 'image' } | { kind: 'close' };
 type EngineAnswer = { id: number; result: unknown; error?: undefined } | { id: number; error: Record<string, unknown> & { message: string } };
 
 function errorOf(plain: Record<string, unknown> & { message: string }): Error {
@@ -249,11 +255,11 @@ function errorOf(plain: Record<string, unknown> & { message: string }): Error {
 
 /**
  * PGlite in a worker thread. PGlite runs PostgreSQL's code on the thread that calls it, so on
- * the main thread a batch of usage records held the event loop for 10-20 ms and every call that
- * arrived meanwhile waited (chat at concurrency 1 had a p99 of 18 ms); in a worker the engine
+ * the main thread a batch of usage records would hold the event loop and every call that
+ * arrived meanwhile would wait (a visible p99 even at concurrency 1); in a worker the engine
  * works beside the calls, on another core when there is one. A query costs a message each way.
  * The worker keeps the process alive only while a query is under way, as PGlite on the main
- * thread did.
+ * thread would.
  */
 class WorkerEngine implements EmbeddedEngine {
   closed = false;
@@ -274,8 +280,9 @@ class WorkerEngine implements EmbeddedEngine {
   }
 
   /** `onEnded`: called once the worker thread has ended, after `close` or not (its folder is free then). */
-  static start(dataDir: string | undefined, startParams: string[], onEnded: () => void = () => undefined): Promise<WorkerEngine> {
-    const worker = new Worker(ENGINE_WORKER_SOURCE, { eval: true, workerData: { module: require.resolve('@electric-sql/pglite'), dataDir, startParams, nice: ENGINE_NICE } });
+  static start(dataDir: string | undefined, startParams: string[], onEnded: () => void = () => undefined, image?: Uint8Array): Promise<WorkerEngine> {
+    const workerData = { module: require.resolve('@electric-sql/pglite'), dataDir, image, startParams, nice: ENGINE_NICE };
+    const worker = new Worker(ENGINE_WORKER_SOURCE, { eval: true, workerData });
     return new Promise((resolve, reject) => {
       const onExit = (code: number) => reject(new Error(`The embedded database could not be opened (worker exit code ${code}).`));
       worker.once('error', reject);
@@ -301,6 +308,10 @@ class WorkerEngine implements EmbeddedEngine {
 
   exec(text: string): Promise<Array<EngineResults<Record<string, unknown>>>> {
     return this.ask({ kind: 'exec', text }) as Promise<Array<EngineResults<Record<string, unknown>>>>;
+  }
+
+  image(): Promise<Uint8Array> {
+    return this.ask({ kind: 'image' }) as Promise<Uint8Array>;
   }
 
   /** Resolves once the worker thread has ended (its memory with it). */
@@ -346,7 +357,7 @@ class WorkerEngine implements EmbeddedEngine {
  * Creates the cluster in a new folder with an engine worker of its own, closed at once. initdb
  * runs inside the engine and grows its WebAssembly memory to several hundred MiB, which a running
  * instance never gives back; that worker's memory goes with it, so the gateway keeps the
- * footprint of a plain start (about 260 MiB instead of 700; docs/performance.md).
+ * footprint of a plain start (measured: see docs/performance.md).
  */
 async function initialiseCluster(dataDir: string, startParams: string[]): Promise<void> {
   const engine = await WorkerEngine.start(dataDir, startParams);

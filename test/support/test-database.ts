@@ -1,6 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { Client } from 'pg';
-import type { DatabaseSettings } from '../../src/database/data-source';
+import type { DatabaseSettings } from '../../src/config/settings/database.settings';
+import { MIGRATIONS, openDataSource } from '../../src/database/data-source';
 import { openEmbeddedDatabase } from '../../src/database/embedded-pool';
 
 /**
@@ -14,16 +18,15 @@ export interface TestDatabase {
 }
 
 /**
- * `shared`: the database will serve more than one gateway (replicas, a restart). On the
- * embedded engine that means one open PGlite instance handed to each gateway and closed here.
+ * `shared`: the database will serve more than one gateway (replicas, a restart). On the embedded
+ * engine every test database is an open PGlite instance handed to the gateway and closed here.
  */
 export async function createTestDatabase(options: { shared?: boolean } = {}): Promise<TestDatabase> {
   const serverUrl = process.env.TEST_DATABASE_URL;
-  if (!serverUrl && options.shared) {
-    const embedded = await openEmbeddedDatabase(undefined);
+  if (!serverUrl) {
+    const embedded = await openEmbeddedDatabase(undefined, { image: await migratedImage() });
     return { settings: { dataDir: 'memory', embedded }, drop: () => embedded.close() };
   }
-  if (!serverUrl) return { settings: { dataDir: 'memory' }, drop: async () => undefined };
   const name = `gateway_test_${randomBytes(6).toString('hex')}`;
   await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(serverUrl);
@@ -42,4 +45,37 @@ async function withClient<T>(url: string, work: (client: Client) => Promise<T>):
   } finally {
     await client.end();
   }
+}
+
+let image: Promise<Uint8Array> | undefined;
+
+/**
+ * An embedded database with every migration applied, as an image to open copies from. A fresh
+ * engine spends seconds on initdb and the migrations; a copy opens in a fraction of that. Made
+ * once and kept in the system's temporary folder under a name derived from the migrations' code
+ * and PGlite's version, so every suite and worker of a run (and later runs) share it; a changed
+ * migration makes a new one. The gateway still runs its migrations on each copy (none pending),
+ * and the suites that start gateway processes migrate from scratch.
+ */
+function migratedImage(): Promise<Uint8Array> {
+  image ??= (async () => {
+    const version = await readFile(join(dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8');
+    const key = createHash('sha256').update(version).update(MIGRATIONS.map(String).join('\n')).digest('hex').slice(0, 16);
+    const file = join(tmpdir(), `model-gateway-test-db-${key}.tar`);
+    const kept = await readFile(file).catch(() => undefined);
+    if (kept) return new Uint8Array(kept.buffer, kept.byteOffset, kept.length);
+    const engine = await openEmbeddedDatabase(undefined);
+    try {
+      await (await openDataSource({ dataDir: 'memory', embedded: engine })).destroy();
+      const made = await engine.image();
+      const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+      await writeFile(partial, made);
+      await rename(partial, file);
+      return made;
+    } finally {
+      await engine.close();
+    }
+  })();
+  image.catch(() => (image = undefined));
+  return image;
 }
