@@ -49,7 +49,7 @@ describe('admin API', () => {
   const admin = (method: Method, path: string, body?: unknown) => httpCall(gateway.url, method, path, body);
 
   beforeAll(async () => {
-    gateway = await GatewayHarness.start({ shareable: true });
+    gateway = await GatewayHarness.start();
   });
 
   afterAll(async () => {
@@ -444,7 +444,13 @@ describe('admin API', () => {
       ['models as a string', 'POST', '/admin/keys', { owner: 'keyholder', models: 'chat-model' }, 'models'],
       ['an empty model id', 'POST', '/admin/keys', { owner: 'keyholder', models: [''] }, 'models'],
       ['a model id that is a number', 'POST', '/admin/keys', { owner: 'keyholder', models: [7] }, 'models'],
-      ['a model missing from the catalog', 'POST', '/admin/keys', { owner: 'keyholder', models: ['chat-model', 'no-such-model'] }, 'models: "no-such-model" not in the catalog'],
+      [
+        'a model missing from the catalog',
+        'POST',
+        '/admin/keys',
+        { owner: 'keyholder', models: ['chat-model', 'no-such-model'] },
+        'models: "no-such-model" not in the catalog',
+      ],
       ['an upstream model name', 'POST', '/admin/keys', { owner: 'keyholder', models: ['vendor-chat-2025-01'] }, 'vendor-chat-2025-01'],
       ['a missing owner', 'POST', '/admin/keys', { models: ['*'] }, 'owner: is required'],
       ['missing models', 'POST', '/admin/keys', { owner: 'keyholder' }, 'models: is required'],
@@ -455,7 +461,13 @@ describe('admin API', () => {
       ['a renewal without expires_at', 'POST', '/admin/keys/{member}/renew', {}, 'expires_at: is required'],
       ['a renewal with a bad date', 'POST', '/admin/keys/{member}/renew', { expires_at: '2027-13-01' }, 'expires_at'],
       ['a key list cursor it never gave out', 'GET', '/admin/keys?after=garbage', undefined, 'after'],
-      ['a key list cursor with an impossible date', 'GET', '/admin/keys?after=2026-02-30T00:00:00.000Z_6f1c1a52-55d1-4c8f-9a43-0b8f3b1a2c3d', undefined, 'after'],
+      [
+        'a key list cursor with an impossible date',
+        'GET',
+        '/admin/keys?after=2026-02-30T00:00:00.000Z_6f1c1a52-55d1-4c8f-9a43-0b8f3b1a2c3d',
+        undefined,
+        'after',
+      ],
       ['an empty owner filter', 'GET', '/admin/keys?owner=', undefined, 'owner'],
       ['a key list limit of 0', 'GET', '/admin/keys?limit=0', undefined, 'limit'],
     ])('refuses %s with 400 naming the field', async (_label, method, path, body, mention) => {
@@ -501,7 +513,7 @@ describe('admin API', () => {
       expect(record).toMatchObject({ keyId: key.id, ownerId: 'plane-project', status: 200 });
     });
 
-    it("keeps a new key to its models: others give 403 model_not_allowed", async () => {
+    it('keeps a new key to its models: others give 403 model_not_allowed', async () => {
       const key = await newKey('plane-project', ['embed-model']);
 
       const answer = await chatCall(gateway.url, key.key);
@@ -545,7 +557,7 @@ describe('admin API', () => {
       await eventually(replica, key.key, 200, 'the other replica to accept the renewed key');
     });
 
-    it("expires and revives every key of a project with renew-keys", async () => {
+    it('expires and revives every key of a project with renew-keys', async () => {
       const first = await newKey('plane-project');
       const second = await newKey('plane-project');
       for (const key of [first, second]) expect(await statusOn(gateway, key.key)).toBe(200);
@@ -741,13 +753,23 @@ describe('admin API without ADMIN_TOKEN', () => {
 
   it('answers every admin route, the OpenAPI document and the Swagger UI with 404, with or without a token', async () => {
     const keyId = await keyIdOf(gateway.dataSource, KEYS.all);
-    const routes: Array<[Method, string, unknown?]> = [...adminRoutes(keyId), ['GET', '/admin/docs'], ['GET', '/admin/docs/openapi.json'], ['GET', '/admin/docs/openapi.yaml']];
+    const routes: Array<[Method, string, unknown?]> = [
+      ...adminRoutes(keyId),
+      ['GET', '/admin/docs'],
+      ['GET', '/admin/docs/openapi.json'],
+      ['GET', '/admin/docs/openapi.yaml'],
+    ];
 
     for (const headers of [{}, ADMIN_AUTH, { authorization: `Bearer ${KEYS.all}` }] as Array<Record<string, string>>) {
       for (const [method, path, body] of routes) {
         const answer = await httpCall(gateway.url, method, path, body, headers);
 
-        expect({ method, path, token: 'authorization' in headers, status: answer.status }).toEqual({ method, path, token: 'authorization' in headers, status: 404 });
+        expect({ method, path, token: 'authorization' in headers, status: answer.status }).toEqual({
+          method,
+          path,
+          token: 'authorization' in headers,
+          status: 404,
+        });
         expect(answer.body?.error?.code).toBe('not_found');
       }
     }

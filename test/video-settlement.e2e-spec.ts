@@ -59,8 +59,7 @@ const C_WITH_VIDEO = {
   ],
 };
 /** Reserved for C_WITH_VIDEO: 6 output s, 6 input video s (estimated as long as the output), 1 image. */
-const C_WITH_VIDEO_RESERVED =
-  6n * PRICES.videoC.outputSecond1080pVideoInput + 6n * PRICES.videoC.inputSecond + 1n * PRICES.videoC.inputImage;
+const C_WITH_VIDEO_RESERVED = 6n * PRICES.videoC.outputSecond1080pVideoInput + 6n * PRICES.videoC.inputSecond + 1n * PRICES.videoC.inputImage;
 
 /** Vendor-c, 720p (no tier), text only. */
 function cTextBody(duration: number): Record<string, unknown> {
@@ -92,7 +91,7 @@ function startGateway(options: { sharing?: GatewayHarness; video?: Partial<Video
   return GatewayHarness.start({
     configYaml: videoConfigYaml,
     settings: { video: { ...VIDEO_TEST_SETTINGS, ...options.video } },
-    ...(options.sharing ? { sharing: options.sharing } : { shareable: true }),
+    ...(options.sharing ? { sharing: options.sharing } : {}),
   });
 }
 

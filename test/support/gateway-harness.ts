@@ -21,8 +21,6 @@ export interface HarnessOptions {
    * gateway started again). Stopping it leaves the shared database and simulator running.
    */
   sharing?: GatewayHarness;
-  /** The database will be shared by later gateways (`sharing`). */
-  shareable?: boolean;
   /**
    * Receives the gateway's JSON log, Nest's own messages included (set `settings.logLevel` too:
    * the default is silent). Without it Nest's messages are off.
@@ -47,7 +45,7 @@ export class GatewayHarness {
     const shared = options.sharing;
     const simulator = shared?.simulator ?? new UpstreamSimulator({ apiKey: VENDOR_KEY });
     const simulatorUrl = shared?.simulatorUrl ?? (await simulator.start());
-    const database = shared?.database ?? (await createTestDatabase({ shared: options.shareable }));
+    const database = shared?.database ?? (await createTestDatabase());
     const yaml = (options.configYaml ?? standardConfigYaml)(simulatorUrl);
     const config = loadGatewayConfig(yaml, { TEST_VENDOR_KEY: VENDOR_KEY });
     const defaults = defaultSettings();

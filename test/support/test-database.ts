@@ -18,10 +18,10 @@ export interface TestDatabase {
 }
 
 /**
- * `shared`: the database will serve more than one gateway (replicas, a restart). On the embedded
- * engine every test database is an open PGlite instance handed to the gateway and closed here.
+ * A database for one or more gateways (replicas, a restart): on the embedded engine an open
+ * PGlite instance handed to each gateway, which leaves it open; `drop` closes it.
  */
-export async function createTestDatabase(options: { shared?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
     const embedded = await openEmbeddedDatabase(undefined, { image: await migratedImage() });
