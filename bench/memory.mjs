@@ -67,13 +67,16 @@ const mockPort = await freePort();
 const gatewayPort = await freePort();
 const controlPort = await freePort();
 start(['bench/mock-upstream.mjs', '--port', String(mockPort)], {});
-const gateway = start(['dist/scripts/bench-gateway.js'], gatewayEnv({
-  PORT: String(gatewayPort),
-  UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
-  BENCH_CONTROL_PORT: String(controlPort),
-  DATABASE_URL: opt['database-url'] ?? '',
-  DATA_DIR: dataDir,
-}));
+const gateway = start(
+  ['dist/scripts/bench-gateway.js'],
+  gatewayEnv({
+    PORT: String(gatewayPort),
+    UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
+    BENCH_CONTROL_PORT: String(controlPort),
+    DATABASE_URL: opt['database-url'] ?? '',
+    DATA_DIR: dataDir,
+  }),
+);
 // A gateway that stops before the run does (it could not start, or it crashed) ends the run at once.
 const stoppingGateway = onEarlyExit(gateway, (why) => {
   log(`the gateway exited (${why}) before the run ended`);
@@ -97,7 +100,9 @@ async function shutDown() {
 /** Peak RSS of the gateway while `work` runs, sampled every 20 ms. */
 async function peakDuring(work) {
   let peak = rssOf(gateway.pid);
-  const sampler = setInterval(() => { peak = Math.max(peak, rssOf(gateway.pid)); }, 20);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssOf(gateway.pid));
+  }, 20);
   try {
     await work();
   } finally {
@@ -111,8 +116,8 @@ function imageEditBodies(bytes) {
   const boundary = '----gateway-memory-bench';
   const head = Buffer.from(
     `--${boundary}\r\ncontent-disposition: form-data; name="model"\r\n\r\nimage-edit\r\n` +
-    `--${boundary}\r\ncontent-disposition: form-data; name="prompt"\r\n\r\nMake it blue.\r\n` +
-    `--${boundary}\r\ncontent-disposition: form-data; name="image"; filename="large.png"\r\ncontent-type: image/png\r\n\r\n`,
+      `--${boundary}\r\ncontent-disposition: form-data; name="prompt"\r\n\r\nMake it blue.\r\n` +
+      `--${boundary}\r\ncontent-disposition: form-data; name="image"; filename="large.png"\r\ncontent-type: image/png\r\n\r\n`,
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const form = Buffer.concat([head, Buffer.alloc(bytes - head.length - tail.length, 0x5a), tail]);
@@ -132,8 +137,12 @@ async function imageEdits() {
   };
   let formMs = 0;
   let jsonMs = 0;
-  const single = await peakDuring(async () => { formMs = await timed(() => call('/v1/images/edits', form, { 'content-type': formType })); });
-  const singleJson = await peakDuring(async () => { jsonMs = await timed(() => call('/v1/images/edits', json)); });
+  const single = await peakDuring(async () => {
+    formMs = await timed(() => call('/v1/images/edits', form, { 'content-type': formType }));
+  });
+  const singleJson = await peakDuring(async () => {
+    jsonMs = await timed(() => call('/v1/images/edits', json));
+  });
   // The same form straight to the mock: what the transfer costs without the gateway.
   const direct = new Pool(`http://127.0.0.1:${mockPort}`);
   const directMs = await timed(async () => {
@@ -147,12 +156,21 @@ async function imageEdits() {
     }
   });
   const result = {
-    body_mib: mib(form.length), idle_rss_mib: mib(idleImages), single_form_peak_mib: mib(single), single_json_peak_mib: mib(singleJson),
-    single_form_ms: formMs, single_json_ms: jsonMs, direct_to_upstream_form_ms: directMs,
-    concurrent: Number(opt.concurrent), rounds: Number(opt.rounds), concurrent_form_peak_mib: mib(concurrentPeak),
+    body_mib: mib(form.length),
+    idle_rss_mib: mib(idleImages),
+    single_form_peak_mib: mib(single),
+    single_json_peak_mib: mib(singleJson),
+    single_form_ms: formMs,
+    single_json_ms: jsonMs,
+    direct_to_upstream_form_ms: directMs,
+    concurrent: Number(opt.concurrent),
+    rounds: Number(opt.rounds),
+    concurrent_form_peak_mib: mib(concurrentPeak),
   };
-  log(`image edits: idle ${result.idle_rss_mib} MiB; one ${result.body_mib} MiB form: peak ${result.single_form_peak_mib} MiB; ` +
-    `one JSON: ${result.single_json_peak_mib} MiB; times: form ${formMs} ms, JSON ${jsonMs} ms, form straight to the upstream ${directMs} ms; ${result.concurrent} concurrent forms: ${result.concurrent_form_peak_mib} MiB; failures ${failures}`);
+  log(
+    `image edits: idle ${result.idle_rss_mib} MiB; one ${result.body_mib} MiB form: peak ${result.single_form_peak_mib} MiB; ` +
+      `one JSON: ${result.single_json_peak_mib} MiB; times: form ${formMs} ms, JSON ${jsonMs} ms, form straight to the upstream ${directMs} ms; ${result.concurrent} concurrent forms: ${result.concurrent_form_peak_mib} MiB; failures ${failures}`,
+  );
   return { ...result, calls: 3 + Number(opt.rounds) * Number(opt.concurrent) };
 }
 
@@ -179,14 +197,26 @@ async function call(path, body, headers = {}) {
 // ------------------------------------------------------------------ 1. large bodies
 const bodyBytes = Number(opt['body-mib']) * 1048576;
 const picture = Buffer.alloc(Math.floor((bodyBytes * 3) / 4), 7).toString('base64');
-const large = Buffer.from(JSON.stringify({
-  model: 'gpt-4o-mini',
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'Edit this picture.' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${picture}` } }] }],
-}));
+const large = Buffer.from(
+  JSON.stringify({
+    model: 'gpt-4o-mini',
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Edit this picture.' },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${picture}` } },
+        ],
+      },
+    ],
+  }),
+);
 await call('/v1/chat/completions', JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'warm up' }] }));
 const idle = rssOf(gateway.pid);
 let peak = idle;
-const sampler = setInterval(() => { peak = Math.max(peak, rssOf(gateway.pid)); }, 20);
+const sampler = setInterval(() => {
+  peak = Math.max(peak, rssOf(gateway.pid));
+}, 20);
 const concurrent = Number(opt.concurrent);
 for (let round = 0; round < Number(opt.rounds); round++) {
   const statuses = await Promise.all(Array.from({ length: concurrent }, () => call('/v1/chat/completions', large)));
@@ -200,7 +230,12 @@ const images = await imageEdits();
 // ------------------------------------------------------------------ 2. mixed load
 const chatBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32 });
 const chatStream = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Reply with ok.' }], stream: true });
-const messagesStream = JSON.stringify({ model: 'claude-3-5-haiku-latest', max_tokens: 32, messages: [{ role: 'user', content: 'Reply with ok.' }], stream: true });
+const messagesStream = JSON.stringify({
+  model: 'claude-3-5-haiku-latest',
+  max_tokens: 32,
+  messages: [{ role: 'user', content: 'Reply with ok.' }],
+  stream: true,
+});
 const translated = JSON.stringify({ model: 'responses-on-messages', input: 'Reply with ok.', max_output_tokens: 32, stream: true });
 const kinds = [
   () => call('/v1/chat/completions', chatBody),
@@ -212,7 +247,12 @@ let calls = 0;
 async function memoryNow(collect = false) {
   const heap = await (await fetch(`http://127.0.0.1:${controlPort}/memory${collect ? '/collect' : ''}`, { method: collect ? 'POST' : 'GET' })).json();
   if (collect) await sleep(1000); // the sweeper gives the pages back
-  const reading = { rss_mib: mib(rssOf(gateway.pid)), heap_used_mib: mib(heap.heapUsed), heap_total_mib: mib(heap.heapTotal), array_buffers_mib: mib(heap.arrayBuffers) };
+  const reading = {
+    rss_mib: mib(rssOf(gateway.pid)),
+    heap_used_mib: mib(heap.heapUsed),
+    heap_total_mib: mib(heap.heapTotal),
+    array_buffers_mib: mib(heap.arrayBuffers),
+  };
   return collect ? { ...reading, heaps_collected: heap.heapsCollected } : reading;
 }
 const described = (reading) =>
@@ -224,7 +264,9 @@ async function mixedLoad(ms, onTick) {
   const until = Date.now() + ms;
   async function worker(index) {
     while (Date.now() < until) {
-      await kinds[(index + calls) % kinds.length]().catch(() => { failures += 1; });
+      await kinds[(index + calls) % kinds.length]().catch(() => {
+        failures += 1;
+      });
       calls += 1;
     }
   }
@@ -268,12 +310,28 @@ const percent = (from, to) => (from === undefined ? undefined : Number((((to - f
 const growth = percent(atStart.collected.rss_mib, atEnd.collected.rss_mib);
 const underLoad = samples[0]?.rss_mib;
 const result = {
-  large_bodies: { body_mib: mib(large.length), concurrent, rounds: Number(opt.rounds), idle_rss_mib: mib(idle), peak_rss_mib: mib(peak), rss_after_mib: mib(afterLarge) },
+  large_bodies: {
+    body_mib: mib(large.length),
+    concurrent,
+    rounds: Number(opt.rounds),
+    idle_rss_mib: mib(idle),
+    peak_rss_mib: mib(peak),
+    rss_after_mib: mib(afterLarge),
+  },
   mixed_load: {
-    warm_seconds: Number(opt['warm-seconds']), minutes: Number(opt.minutes), settle_seconds: Number(opt['settle-seconds']), calls: calls - warmCalls, warm_calls: warmCalls, failures,
-    start: atStart, end_of_load_rss_mib: mib(endOfLoad), end: atEnd,
-    growth_percent: growth, growth_before_collection_percent: percent(atStart.rss_mib, atEnd.rss_mib),
-    first_under_load_rss_mib: underLoad, growth_from_first_under_load_percent: percent(underLoad, atEnd.rss_mib),
+    warm_seconds: Number(opt['warm-seconds']),
+    minutes: Number(opt.minutes),
+    settle_seconds: Number(opt['settle-seconds']),
+    calls: calls - warmCalls,
+    warm_calls: warmCalls,
+    failures,
+    start: atStart,
+    end_of_load_rss_mib: mib(endOfLoad),
+    end: atEnd,
+    growth_percent: growth,
+    growth_before_collection_percent: percent(atStart.rss_mib, atEnd.rss_mib),
+    first_under_load_rss_mib: underLoad,
+    growth_from_first_under_load_percent: percent(underLoad, atEnd.rss_mib),
     samples,
   },
   image_edits: images,
@@ -282,9 +340,11 @@ const result = {
 };
 console.log(JSON.stringify(result, null, 2));
 const ok = mib(peak) < Number(opt['peak-limit-mib']) && growth <= 10 && failures === 0 && usage.records === result.calls_made;
-console.log(`peak RSS ${mib(peak)} MiB with ${concurrent} × ${mib(large.length)} MiB bodies (limit ${opt['peak-limit-mib']}); ` +
-  `mixed load ${opt.minutes} min: RSS ${atStart.collected.rss_mib} → ${atEnd.collected.rss_mib} MiB after a full collection, ${opt['settle-seconds']} s after the warm-up and after the load (${growth} %; ` +
-  `before the collection ${atStart.rss_mib} → ${atEnd.rss_mib} MiB, ${percent(atStart.rss_mib, atEnd.rss_mib)} %; ` +
-  `from the first reading under load, ${underLoad ?? '-'} MiB: ${percent(underLoad, atEnd.rss_mib) ?? '-'} %; ${mib(endOfLoad)} MiB when it stopped), ` +
-  `${calls} calls, ${failures} failures, ${usage.records} usage records of ${result.calls_made} calls: ${ok ? 'OK' : 'FAILED'}`);
+console.log(
+  `peak RSS ${mib(peak)} MiB with ${concurrent} × ${mib(large.length)} MiB bodies (limit ${opt['peak-limit-mib']}); ` +
+    `mixed load ${opt.minutes} min: RSS ${atStart.collected.rss_mib} → ${atEnd.collected.rss_mib} MiB after a full collection, ${opt['settle-seconds']} s after the warm-up and after the load (${growth} %; ` +
+    `before the collection ${atStart.rss_mib} → ${atEnd.rss_mib} MiB, ${percent(atStart.rss_mib, atEnd.rss_mib)} %; ` +
+    `from the first reading under load, ${underLoad ?? '-'} MiB: ${percent(underLoad, atEnd.rss_mib) ?? '-'} %; ${mib(endOfLoad)} MiB when it stopped), ` +
+    `${calls} calls, ${failures} failures, ${usage.records} usage records of ${result.calls_made} calls: ${ok ? 'OK' : 'FAILED'}`,
+);
 process.exit(ok ? 0 : 1);

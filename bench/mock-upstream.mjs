@@ -21,7 +21,9 @@ const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }
 const CHUNKS = Math.max(1, Number(values.chunks));
 
 const stats = { requests: 0, by_key: {}, by_model: {}, by_path: {}, aborted_streams: 0 };
-const bump = (table, key) => { table[key] = (table[key] ?? 0) + 1; };
+const bump = (table, key) => {
+  table[key] = (table[key] ?? 0) + 1;
+};
 let serial = 0;
 
 function callerKey(headers) {
@@ -40,8 +42,14 @@ function sse(res, events) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let next = 0;
   const pump = () => {
-    if (res.destroyed) { stats.aborted_streams++; return; }
-    if (next === events.length) { res.end(); return; }
+    if (res.destroyed) {
+      stats.aborted_streams++;
+      return;
+    }
+    if (next === events.length) {
+      res.end();
+      return;
+    }
     res.write(events[next++]);
     setImmediate(pump);
   };
@@ -53,9 +61,13 @@ function chat(res, body, promptTokens) {
   const id = `chatcmpl-${++serial}`;
   const created = Math.floor(Date.now() / 1000);
   if (body.stream !== true) {
-    json(res, 200, `{"id":"${id}","object":"chat.completion","created":${created},"model":${model},` +
-      `"choices":[{"index":0,"message":{"role":"assistant","content":"ok, simulated answer"},"finish_reason":"stop"}],` +
-      `"usage":{"prompt_tokens":${promptTokens},"completion_tokens":3,"total_tokens":${promptTokens + 3}}}`);
+    json(
+      res,
+      200,
+      `{"id":"${id}","object":"chat.completion","created":${created},"model":${model},` +
+        `"choices":[{"index":0,"message":{"role":"assistant","content":"ok, simulated answer"},"finish_reason":"stop"}],` +
+        `"usage":{"prompt_tokens":${promptTokens},"completion_tokens":3,"total_tokens":${promptTokens + 3}}}`,
+    );
     return;
   }
   const prefix = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${model},"choices":`;
@@ -78,16 +90,23 @@ function messages(res, body, promptTokens) {
   const model = JSON.stringify(String(body.model));
   const id = `msg_${++serial}`;
   if (body.stream !== true) {
-    json(res, 200, `{"id":"${id}","type":"message","role":"assistant","model":${model},` +
-      `"content":[{"type":"text","text":"ok, simulated answer"}],"stop_reason":"end_turn","stop_sequence":null,` +
-      `"usage":{"input_tokens":${promptTokens},"output_tokens":3}}`);
+    json(
+      res,
+      200,
+      `{"id":"${id}","type":"message","role":"assistant","model":${model},` +
+        `"content":[{"type":"text","text":"ok, simulated answer"}],"stop_reason":"end_turn","stop_sequence":null,` +
+        `"usage":{"input_tokens":${promptTokens},"output_tokens":3}}`,
+    );
     return;
   }
   const event = (name, data) => `event: ${name}\ndata: ${data}\n\n`;
   const delta = event('content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"tok "}}');
   const events = [
-    event('message_start', `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},` +
-      `"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${promptTokens},"output_tokens":1}}}`),
+    event(
+      'message_start',
+      `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},` +
+        `"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${promptTokens},"output_tokens":1}}}`,
+    ),
     event('content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'),
   ];
   for (let i = 0; i < CHUNKS; i++) events.push(delta);
@@ -107,12 +126,18 @@ const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAA
 /** Image edits: the body is counted, never parsed (a form is not JSON). */
 function imageEdit(req, res) {
   let bytes = 0;
-  req.on('data', (part) => { bytes += part.length; });
+  req.on('data', (part) => {
+    bytes += part.length;
+  });
   req.on('end', () => {
     const imageTokens = Math.max(1, bytes >> 12);
-    json(res, 200, `{"created":${Math.floor(Date.now() / 1000)},"data":[{"b64_json":"${PIXEL}"}],` +
-      `"usage":{"input_tokens":${imageTokens + 8},"input_tokens_details":{"text_tokens":8,"image_tokens":${imageTokens}},` +
-      `"output_tokens":272,"output_tokens_details":{"text_tokens":0,"image_tokens":272},"total_tokens":${imageTokens + 280}}}`);
+    json(
+      res,
+      200,
+      `{"created":${Math.floor(Date.now() / 1000)},"data":[{"b64_json":"${PIXEL}"}],` +
+        `"usage":{"input_tokens":${imageTokens + 8},"input_tokens_details":{"text_tokens":8,"image_tokens":${imageTokens}},` +
+        `"output_tokens":272,"output_tokens_details":{"text_tokens":0,"image_tokens":272},"total_tokens":${imageTokens + 280}}}`,
+    );
   });
 }
 

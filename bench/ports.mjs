@@ -16,7 +16,10 @@ export function freePort() {
 export async function waitForPort(port) {
   for (let i = 0; i < 600; i++) {
     const open = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
       socket.once('error', () => resolve(false));
     });
     if (open) return;

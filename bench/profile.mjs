@@ -36,8 +36,20 @@ fs.mkdirSync(OUT, { recursive: true });
 const KEY = 'gk-bench-key';
 const bodies = {
   chat: { path: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32 } },
-  'chat-sse': { path: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32, stream: true, stream_options: { include_usage: true } } },
-  'messages-sse': { path: '/v1/messages', body: { model: 'claude-3-5-haiku-latest', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32, stream: true } },
+  'chat-sse': {
+    path: '/v1/chat/completions',
+    body: {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Reply with ok.' }],
+      max_tokens: 32,
+      stream: true,
+      stream_options: { include_usage: true },
+    },
+  },
+  'messages-sse': {
+    path: '/v1/messages',
+    body: { model: 'claude-3-5-haiku-latest', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32, stream: true },
+  },
   'translated-sse': { path: '/v1/responses', body: { model: 'responses-on-messages', input: 'Reply with ok.', max_output_tokens: 32, stream: true } },
 };
 const match = /^(chat|chat-sse|messages-sse|translated-sse)-c(\d+)$/.exec(opt.scenario);
@@ -55,16 +67,20 @@ const mock = start('0', ['bench/mock-upstream.mjs', '--port', String(mockPort)],
 await waitForPort(mockPort);
 const allocations = opt.allocations;
 const profileFile = path.join(OUT, allocations ? 'gateway.heapprofile' : 'gateway.cpuprofile');
-const gateway = start('1', ['dist/scripts/bench-gateway.js'], gatewayEnv({
-  [allocations ? 'BENCH_HEAP_PROFILE' : 'BENCH_CPU_PROFILE']: profileFile,
-  ...(opt.survivors ? { BENCH_HEAP_SURVIVORS: '1' } : {}),
-  PORT: String(gatewayPort),
-  UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
-  DATABASE_URL: opt['database-url'] ?? '',
-  // On disk, as `npm run bench` and a deployment keep it: in memory the engine's file system grows
-  // files by copying them, and its worker thread collects garbage far more often.
-  DATA_DIR: opt['data-dir'] ?? path.join(OUT, 'data'),
-}));
+const gateway = start(
+  '1',
+  ['dist/scripts/bench-gateway.js'],
+  gatewayEnv({
+    [allocations ? 'BENCH_HEAP_PROFILE' : 'BENCH_CPU_PROFILE']: profileFile,
+    ...(opt.survivors ? { BENCH_HEAP_SURVIVORS: '1' } : {}),
+    PORT: String(gatewayPort),
+    UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
+    DATABASE_URL: opt['database-url'] ?? '',
+    // On disk, as `npm run bench` and a deployment keep it: in memory the engine's file system grows
+    // files by copying them, and its worker thread collects garbage far more often.
+    DATA_DIR: opt['data-dir'] ?? path.join(OUT, 'data'),
+  }),
+);
 // A gateway that stops before the profile is written (it could not start, or it crashed) ends the run at once.
 const stoppingGateway = onEarlyExit(gateway, (why) => {
   process.stderr.write(`the gateway exited (${why}) before the profile was written; its log: ${path.join(OUT, 'bench-gateway.js.log')}\n`);
@@ -76,14 +92,19 @@ await waitForPort(gatewayPort);
 
 const headers = call.path === '/v1/messages' ? { 'x-api-key': KEY, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${KEY}` };
 const script = path.join(OUT, 'wrk.lua');
-fs.writeFileSync(script, [
-  'wrk.method = "POST"',
-  `wrk.body = [==[${JSON.stringify(call.body)}]==]`,
-  'wrk.headers["content-type"] = "application/json"',
-  ...Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`),
-].join('\n'));
+fs.writeFileSync(
+  script,
+  [
+    'wrk.method = "POST"',
+    `wrk.body = [==[${JSON.stringify(call.body)}]==]`,
+    'wrk.headers["content-type"] = "application/json"',
+    ...Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`),
+  ].join('\n'),
+);
 const wrk = (seconds) => {
-  const run = spawnSync('taskset', ['-c', '0', 'wrk', '-t1', `-c${match[2]}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${gatewayPort}${call.path}`], { encoding: 'utf8' });
+  const run = spawnSync('taskset', ['-c', '0', 'wrk', '-t1', `-c${match[2]}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${gatewayPort}${call.path}`], {
+    encoding: 'utf8',
+  });
   if (run.status !== 0 || !/\d+ requests in/.test(run.stdout)) {
     // Without a load there is nothing to profile: stop instead of printing an idle profile.
     stoppingGateway();
@@ -133,7 +154,15 @@ function packageOf(url) {
     return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
   }
   if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
-  if (url.includes('/dist/')) return 'gateway:' + url.slice(url.indexOf('/dist/') + 6).split('/').slice(0, 2).join('/');
+  if (url.includes('/dist/'))
+    return (
+      'gateway:' +
+      url
+        .slice(url.indexOf('/dist/') + 6)
+        .split('/')
+        .slice(0, 2)
+        .join('/')
+    );
   return url;
 }
 const packages = new Map();

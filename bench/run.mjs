@@ -104,17 +104,28 @@ const KINDS = {
   'messages-sse': { label: 'messages SSE', stream: true },
   'translated-sse': { label: 'responses→messages SSE', stream: true },
 };
-const SCENARIOS = opt.scenarios.split(',').map((s) => s.trim()).filter(Boolean).map((name) => {
-  const match = /^(chat|chat-sse|messages|messages-sse|translated-sse)-c(\d+)$/.exec(name);
-  if (!match || Number(match[2]) < 1) fail(`unknown scenario ${name} (see --help)`);
-  return { name, kind: match[1], connections: Number(match[2]), ...KINDS[match[1]], label: `${KINDS[match[1]].label} c=${match[2]}` };
-});
+const SCENARIOS = opt.scenarios
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean)
+  .map((name) => {
+    const match = /^(chat|chat-sse|messages|messages-sse|translated-sse)-c(\d+)$/.exec(name);
+    if (!match || Number(match[2]) < 1) fail(`unknown scenario ${name} (see --help)`);
+    return { name, kind: match[1], connections: Number(match[2]), ...KINDS[match[1]], label: `${KINDS[match[1]].label} c=${match[2]}` };
+  });
 
 const chatCall = (model, stream) => ({
   path: '/v1/chat/completions',
   check: stream ? 'chat-sse' : 'chat',
-  body: { model, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: PROMPT }], max_tokens: 32,
-    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) },
+  body: {
+    model,
+    messages: [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: PROMPT },
+    ],
+    max_tokens: 32,
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  },
 });
 const messagesCall = (model, stream) => ({
   path: '/v1/messages',
@@ -138,14 +149,16 @@ const TARGETS = [
     call(kind) {
       if (kind === 'chat' || kind === 'chat-sse') return chatCall('gpt-4o-mini', kind === 'chat-sse');
       if (kind === 'translated-sse') {
-        return { path: '/v1/responses', check: 'responses-sse',
-          body: { model: 'responses-on-messages', instructions: SYSTEM, input: PROMPT, max_output_tokens: 32, stream: true } };
+        return {
+          path: '/v1/responses',
+          check: 'responses-sse',
+          body: { model: 'responses-on-messages', instructions: SYSTEM, input: PROMPT, max_output_tokens: 32, stream: true },
+        };
       }
       return messagesCall('claude-3-5-haiku-latest', kind === 'messages-sse');
     },
-    headers: (call) => (call.path === '/v1/messages'
-      ? { 'x-api-key': GATEWAY_KEY, 'anthropic-version': '2023-06-01' }
-      : { authorization: `Bearer ${GATEWAY_KEY}` }),
+    headers: (call) =>
+      call.path === '/v1/messages' ? { 'x-api-key': GATEWAY_KEY, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${GATEWAY_KEY}` },
   },
 ];
 function requestFor(target, scenario) {
@@ -189,7 +202,9 @@ function groupCpu(pgid) {
     try {
       const f = statFields(`/proc/${entry}/stat`);
       if (Number(f[2]) === pgid) ticks += Number(f[11]) + Number(f[12]);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return ticks / CLK_TCK;
 }
@@ -219,7 +234,9 @@ function cpuTicks() {
   return out;
 }
 function busyPercent(before, after) {
-  return Object.fromEntries(Object.keys(after).map((k) => [k, round((100 * (after[k].busy - before[k].busy)) / Math.max(1, after[k].total - before[k].total), 0)]));
+  return Object.fromEntries(
+    Object.keys(after).map((k) => [k, round((100 * (after[k].busy - before[k].busy)) / Math.max(1, after[k].total - before[k].total), 0)]),
+  );
 }
 const busySeconds = (before, after) => Object.keys(after).reduce((sum, k) => sum + after[k].busy - before[k].busy, 0) / CLK_TCK;
 const round = (x, digits = 1) => (x == null || !Number.isFinite(x) ? null : Math.round(x * 10 ** digits) / 10 ** digits);
@@ -237,15 +254,28 @@ function start(name, args, { cpu, env = {} } = {}) {
   const child = spawn(file, argv, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out], detached: true });
   fs.closeSync(out);
   const proc = { name, pid: child.pid, exit: null };
-  child.on('exit', (code, signal) => { proc.exit = { code, signal }; });
+  child.on('exit', (code, signal) => {
+    proc.exit = { code, signal };
+  });
   processes.push(proc);
   return proc;
 }
 async function stopAll() {
-  for (const p of processes) if (!p.exit) try { process.kill(-p.pid, 'SIGTERM'); } catch { /* gone */ }
+  for (const p of processes)
+    if (!p.exit)
+      try {
+        process.kill(-p.pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
   const deadline = Date.now() + 8000; // the gateway writes its queued usage records on SIGTERM
   while (Date.now() < deadline && processes.some((p) => !p.exit)) await sleep(50);
-  for (const p of processes) try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }
+  for (const p of processes)
+    try {
+      process.kill(-p.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   processes.length = 0;
 }
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -269,7 +299,10 @@ async function waitForPort(port, proc, timeoutMs = 60_000) {
   while (Date.now() < deadline) {
     if (proc.exit) throw new Error(`${proc.name} exited (${JSON.stringify(proc.exit)}); see ${LOGS}/${proc.name}.log`);
     const open = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
       socket.once('error', () => resolve(false));
     });
     if (open) return;
@@ -286,17 +319,26 @@ async function getJson(url, headers = {}) {
 
 // ------------------------------------------------------------------ checks
 function sseEvents(text) {
-  return text.split(/\r?\n\r?\n/).filter((block) => block.trim()).map((block) => {
-    let event = null;
-    let data = '';
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data += line.slice(5).trimStart();
-    }
-    return { event, data };
-  });
+  return text
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim())
+    .map((block) => {
+      let event = null;
+      let data = '';
+      for (const line of block.split(/\r?\n/)) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data += line.slice(5).trimStart();
+      }
+      return { event, data };
+    });
 }
-const parsed = (data) => { try { return JSON.parse(data); } catch { return null; } };
+const parsed = (data) => {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return null;
+  }
+};
 
 /** Returns null when the answer is complete and well-formed, else what is wrong. */
 function problemWith(check, status, contentType, text) {
@@ -304,9 +346,10 @@ function problemWith(check, status, contentType, text) {
   const isSse = String(contentType).includes('text/event-stream');
   if (check === 'chat' || check === 'messages') {
     const body = parsed(text);
-    const ok = check === 'chat'
-      ? typeof body?.choices?.[0]?.message?.content === 'string' && Number.isFinite(body?.usage?.total_tokens)
-      : typeof body?.content?.[0]?.text === 'string' && Number.isFinite(body?.usage?.output_tokens);
+    const ok =
+      check === 'chat'
+        ? typeof body?.choices?.[0]?.message?.content === 'string' && Number.isFinite(body?.usage?.total_tokens)
+        : typeof body?.content?.[0]?.text === 'string' && Number.isFinite(body?.usage?.output_tokens);
     return ok ? null : `unexpected body ${text.slice(0, 200)}`;
   }
   if (!isSse) return `content-type ${contentType}`;
@@ -323,14 +366,16 @@ function problemWith(check, status, contentType, text) {
     const deltas = types.filter((t) => t === 'content_block_delta').length;
     const usage = events.some((e) => parsed(e.data)?.type === 'message_delta' && parsed(e.data)?.usage?.output_tokens > 0);
     return types[0] === 'message_start' && types.at(-1) === 'message_stop' && deltas === CHUNKS && usage
-      ? null : `${deltas}/${CHUNKS} deltas, message_delta usage ${usage}, events ${[...new Set(types)].join(',')}`;
+      ? null
+      : `${deltas}/${CHUNKS} deltas, message_delta usage ${usage}, events ${[...new Set(types)].join(',')}`;
   }
   // responses-sse
   const deltas = types.filter((t) => t === 'response.output_text.delta').length;
   const completed = events.map((e) => parsed(e.data)).find((d) => d?.type === 'response.completed');
   const usage = completed?.response?.usage?.total_tokens > 0;
   return types[0] === 'response.created' && completed && usage && deltas === CHUNKS
-    ? null : `${deltas}/${CHUNKS} output_text deltas, response.completed ${Boolean(completed)}, usage ${usage}, events ${[...new Set(types)].join(',')}`;
+    ? null
+    : `${deltas}/${CHUNKS} output_text deltas, response.completed ${Boolean(completed)}, usage ${usage}, events ${[...new Set(types)].join(',')}`;
 }
 
 async function checkOne(target, scenario, mockUrl) {
@@ -362,40 +407,82 @@ async function load({ url, headers, body }, connections, duration) {
   let args;
   if (LOADGEN === 'wrk') {
     const script = path.join(LOGS, `wrk-${++scriptSerial}.lua`);
-    fs.writeFileSync(script, [
-      'wrk.method = "POST"',
-      `wrk.body = ${luaString(body)}`,
-      ...Object.entries(headers).map(([k, v]) => `wrk.headers[ ${luaString(k)} ] = ${luaString(v)}`),
-      'done = function(summary, latency, requests)',
-      '  local e = summary.errors',
-      '  io.write(string.format("RESULT %d %d %d %d %d %d %d %.1f %.1f %.1f\\n", summary.requests, summary.duration,',
-      '    e.connect, e.read, e.write, e.status, e.timeout, latency:percentile(50), latency:percentile(99), latency.max))',
-      'end',
-    ].join('\n') + '\n');
+    fs.writeFileSync(
+      script,
+      [
+        'wrk.method = "POST"',
+        `wrk.body = ${luaString(body)}`,
+        ...Object.entries(headers).map(([k, v]) => `wrk.headers[ ${luaString(k)} ] = ${luaString(v)}`),
+        'done = function(summary, latency, requests)',
+        '  local e = summary.errors',
+        '  io.write(string.format("RESULT %d %d %d %d %d %d %d %.1f %.1f %.1f\\n", summary.requests, summary.duration,',
+        '    e.connect, e.read, e.write, e.status, e.timeout, latency:percentile(50), latency:percentile(99), latency.max))',
+        'end',
+      ].join('\n') + '\n',
+    );
     [file, args] = ['wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url]];
   } else {
-    [file, args] = [process.execPath, [AUTOCANNON, '-j', '-c', String(connections), '-d', String(seconds), '-t', '10', '-m', 'POST',
-      '-b', body, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]), url]];
+    [file, args] = [
+      process.execPath,
+      [
+        AUTOCANNON,
+        '-j',
+        '-c',
+        String(connections),
+        '-d',
+        String(seconds),
+        '-t',
+        '10',
+        '-m',
+        'POST',
+        '-b',
+        body,
+        ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
+        url,
+      ],
+    ];
   }
   if (PIN) [file, args] = ['taskset', ['-c', HARNESS_CPU, file, ...args]];
   const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d) => { stdout += d; });
-  child.stderr.on('data', (d) => { stderr += d; });
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
   const code = await new Promise((resolve) => child.on('close', resolve));
   if (LOADGEN === 'wrk') {
     const line = stdout.split('\n').find((l) => l.startsWith('RESULT '));
     if (!line) throw new Error(`wrk failed (exit ${code}): ${stderr.slice(-300)} ${stdout.slice(-300)}`);
     const [requests, durationUs, connect, read, write, status, timeout, p50, p99, max] = line.split(' ').slice(1).map(Number);
     const errors = connect + read + write + status + timeout;
-    return { requests, seconds: durationUs / 1e6, rps: requests / (durationUs / 1e6), p50_ms: p50 / 1000, p99_ms: p99 / 1000, max_ms: max / 1000, errors, error_detail: { connect, read, write, status, timeout } };
+    return {
+      requests,
+      seconds: durationUs / 1e6,
+      rps: requests / (durationUs / 1e6),
+      p50_ms: p50 / 1000,
+      p99_ms: p99 / 1000,
+      max_ms: max / 1000,
+      errors,
+      error_detail: { connect, read, write, status, timeout },
+    };
   }
   const result = parsed(stdout.trim().split('\n').at(-1));
   if (!result) throw new Error(`autocannon failed (exit ${code}): ${stderr.slice(-300)}`);
   const requests = result.requests.total;
   const errors = result.errors + result.non2xx;
-  return { requests, seconds: result.duration, rps: requests / result.duration, p50_ms: result.latency.p50, p99_ms: result.latency.p99, max_ms: result.latency.max, errors, error_detail: { errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx } };
+  return {
+    requests,
+    seconds: result.duration,
+    rps: requests / result.duration,
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    max_ms: result.latency.max,
+    errors,
+    error_detail: { errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx },
+  };
 }
 
 /** Sequential streams over one kept-alive connection: time to the first body byte. */
@@ -417,21 +504,41 @@ async function main() {
 
   const mockPort = await freePort();
   const mockUrl = `http://127.0.0.1:${mockPort}`;
-  const mock = start('mock-upstream', [path.join(BENCH_DIR, 'mock-upstream.mjs'), '--port', String(mockPort), '--chunks', String(CHUNKS)], { cpu: HARNESS_CPU });
+  const mock = start('mock-upstream', [path.join(BENCH_DIR, 'mock-upstream.mjs'), '--port', String(mockPort), '--chunks', String(CHUNKS)], {
+    cpu: HARNESS_CPU,
+  });
   const barePort = await freePort();
   const bare = start('bare-proxy', [path.join(BENCH_DIR, 'bare-proxy.mjs'), '--port', String(barePort)], { cpu: TARGET_CPU, env: { UPSTREAM_URL: mockUrl } });
   const floorPort = opt.floor ? await freePort() : null;
-  const floor = opt.floor ? start('stack-floor', [path.join(ROOT, 'dist/scripts/bench-floor.js')], { cpu: TARGET_CPU, env: { UPSTREAM_URL: mockUrl, PORT: String(floorPort) } }) : null;
+  const floor = opt.floor
+    ? start('stack-floor', [path.join(ROOT, 'dist/scripts/bench-floor.js')], { cpu: TARGET_CPU, env: { UPSTREAM_URL: mockUrl, PORT: String(floorPort) } })
+    : null;
   const [gatewayPort, controlPort] = [await freePort(), await freePort()];
   // The embedded database as a deployment runs it (on disk), in a folder of this run.
-  const gatewayEnv = { PORT: String(gatewayPort), UPSTREAM_URL: mockUrl, BENCH_CONTROL_PORT: String(controlPort), ADMIN_TOKEN, BENCH_KEY: GATEWAY_KEY, DATA_DIR: opt['data-dir'] ?? path.join(OUT, 'data'), DATABASE_URL: opt['database-url'] ?? '' };
+  const gatewayEnv = {
+    PORT: String(gatewayPort),
+    UPSTREAM_URL: mockUrl,
+    BENCH_CONTROL_PORT: String(controlPort),
+    ADMIN_TOKEN,
+    BENCH_KEY: GATEWAY_KEY,
+    DATA_DIR: opt['data-dir'] ?? path.join(OUT, 'data'),
+    DATABASE_URL: opt['database-url'] ?? '',
+  };
   const gateway = start('gateway', [path.join(ROOT, 'dist/scripts/bench-gateway.js')], { cpu: TARGET_CPU, env: gatewayEnvOf(gatewayEnv) });
-  await Promise.all([waitForPort(mockPort, mock), waitForPort(barePort, bare), waitForPort(gatewayPort, gateway), waitForPort(controlPort, gateway), ...(floor ? [waitForPort(floorPort, floor)] : [])]);
+  await Promise.all([
+    waitForPort(mockPort, mock),
+    waitForPort(barePort, bare),
+    waitForPort(gatewayPort, gateway),
+    waitForPort(controlPort, gateway),
+    ...(floor ? [waitForPort(floorPort, floor)] : []),
+  ]);
   const listening = { 'bare-proxy': [barePort, bare], 'stack-floor': [floorPort, floor], gateway: [gatewayPort, gateway] };
   const targets = TARGETS.map((t) => ({ ...t, url: `http://127.0.0.1:${listening[t.name][0]}`, proc: listening[t.name][1] }));
   const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const spentBefore = (await getJson(`http://127.0.0.1:${gatewayPort}/admin/owners/bench`, adminHeaders)).spent;
-  log(`simulator :${mockPort}, bare proxy :${barePort}, ${floor ? `stack floor :${floorPort}, ` : ''}gateway :${gatewayPort} (${opt['database-url'] ? 'PostgreSQL' : 'embedded database'}); load generator ${LOADGEN}; ${PIN ? `pinned: harness CPU ${HARNESS_CPU}, target CPU ${TARGET_CPU}` : 'not pinned'}`);
+  log(
+    `simulator :${mockPort}, bare proxy :${barePort}, ${floor ? `stack floor :${floorPort}, ` : ''}gateway :${gatewayPort} (${opt['database-url'] ? 'PostgreSQL' : 'embedded database'}); load generator ${LOADGEN}; ${PIN ? `pinned: harness CPU ${HARNESS_CPU}, target CPU ${TARGET_CPU}` : 'not pinned'}`,
+  );
 
   // one call per scenario and target, before any load
   const checks = {};
@@ -462,22 +569,44 @@ async function main() {
         if (target.proc.exit) throw new Error(`${target.name} exited (${JSON.stringify(target.proc.exit)}); see ${LOGS}/${target.proc.name}.log`);
         const others = targets.filter((t) => t !== target);
         const wall0 = Date.now();
-        const [cpu0, main0, ticks0, own0, mock0, others0] = [groupCpu(target.proc.pid), mainThreadCpu(target.proc.pid), cpuTicks(), ownCpu(), groupCpu(mock.pid), others.map((t) => groupCpu(t.proc.pid))];
+        const [cpu0, main0, ticks0, own0, mock0, others0] = [
+          groupCpu(target.proc.pid),
+          mainThreadCpu(target.proc.pid),
+          cpuTicks(),
+          ownCpu(),
+          groupCpu(mock.pid),
+          others.map((t) => groupCpu(t.proc.pid)),
+        ];
         const result = await load(requestFor(target, scenario), scenario.connections, DURATION);
         const ticksLoaded = cpuTicks();
         await sleep(300); // in-flight answers and the gateway's next usage batch land in this run
-        const [cpu1, main1, ticks1, own1, mock1, others1] = [groupCpu(target.proc.pid), mainThreadCpu(target.proc.pid), cpuTicks(), ownCpu(), groupCpu(mock.pid), others.map((t) => groupCpu(t.proc.pid))];
+        const [cpu1, main1, ticks1, own1, mock1, others1] = [
+          groupCpu(target.proc.pid),
+          mainThreadCpu(target.proc.pid),
+          cpuTicks(),
+          ownCpu(),
+          groupCpu(mock.pid),
+          others.map((t) => groupCpu(t.proc.pid)),
+        ];
         const ours = cpu1 - cpu0 + (own1 - own0) + (mock1 - mock0) + others1.reduce((s, v, i) => s + v - others0[i], 0);
         const run = {
-          scenario: scenario.name, target: target.name, rep, ...result,
-          rps: round(result.rps), p50_ms: round(result.p50_ms, 3), p99_ms: round(result.p99_ms, 3), max_ms: round(result.max_ms, 3),
+          scenario: scenario.name,
+          target: target.name,
+          rep,
+          ...result,
+          rps: round(result.rps),
+          p50_ms: round(result.p50_ms, 3),
+          p99_ms: round(result.p99_ms, 3),
+          max_ms: round(result.max_ms, 3),
           cpu_us_per_req: result.requests ? round(((cpu1 - cpu0) * 1e6) / result.requests) : null,
           main_thread_cpu_us_per_req: result.requests ? round(((main1 - main0) * 1e6) / result.requests) : null,
           cpu_busy_pct: busyPercent(ticks0, ticksLoaded),
           other_load_pct: round((100 * (busySeconds(ticks0, ticks1) - ours)) / ((Date.now() - wall0) / 1000)),
         };
         runs.push(run);
-        log(`${scenario.name.padEnd(20)} ${target.name.padEnd(10)} rep ${rep}: ${Math.round(run.rps)} req/s, p50 ${round(run.p50_ms, 2)} ms, p99 ${round(run.p99_ms, 2)} ms, ${Math.round(run.cpu_us_per_req)} µs CPU/req, errors ${run.errors}, busy ${JSON.stringify(run.cpu_busy_pct)}, other ${Math.round(run.other_load_pct)}%`);
+        log(
+          `${scenario.name.padEnd(20)} ${target.name.padEnd(10)} rep ${rep}: ${Math.round(run.rps)} req/s, p50 ${round(run.p50_ms, 2)} ms, p99 ${round(run.p99_ms, 2)} ms, ${Math.round(run.cpu_us_per_req)} µs CPU/req, errors ${run.errors}, busy ${JSON.stringify(run.cpu_busy_pct)}, other ${Math.round(run.other_load_pct)}%`,
+        );
       }
     }
     if (scenario.stream && TTFB_SECONDS > 0) {
@@ -494,17 +623,31 @@ async function main() {
   const spentAfter = (await getJson(`http://127.0.0.1:${gatewayPort}/admin/owners/bench`, adminHeaders)).spent;
   const calls = vendor.by_key[VENDOR_KEY] ?? 0;
   const usageReport = {
-    records: usage.records, calls, queued: usage.queued, groups: usage.groups,
-    records_cost: Number(usage.cost_nano) / 1e9, owner_spent_delta: round(spentAfter - spentBefore, 9),
+    records: usage.records,
+    calls,
+    queued: usage.queued,
+    groups: usage.groups,
+    records_cost: Number(usage.cost_nano) / 1e9,
+    owner_spent_delta: round(spentAfter - spentBefore, 9),
   };
 
   const summary = summarize(runs, ttfb, targets);
   const meta = {
-    started_at: STARTED.toISOString(), wall_s: Math.round((Date.now() - STARTED) / 1000), node: process.version,
-    cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, kernel: os.release(), loadgen: LOADGEN,
+    started_at: STARTED.toISOString(),
+    wall_s: Math.round((Date.now() - STARTED) / 1000),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model,
+    kernel: os.release(),
+    loadgen: LOADGEN,
     pinning: PIN ? { harness_cpu: HARNESS_CPU, target_cpu: TARGET_CPU } : null,
-    database: opt['database-url'] ? 'postgresql' : 'embedded', duration_s: DURATION, reps: REPS, warmup_s: WARMUP, chunks: CHUNKS,
-    scenarios: SCENARIOS.map((s) => s.name), busy_before_start_pct: idle,
+    database: opt['database-url'] ? 'postgresql' : 'embedded',
+    duration_s: DURATION,
+    reps: REPS,
+    warmup_s: WARMUP,
+    chunks: CHUNKS,
+    scenarios: SCENARIOS.map((s) => s.name),
+    busy_before_start_pct: idle,
   };
   const verdicts = judge(summary, usageReport, meta.database, { oneCore: PIN });
   const result = { meta, checks, summary, verdicts, ttfb, usage: usageReport, notes, runs };
@@ -533,18 +676,40 @@ function summarize(runs, ttfb, targets) {
       const errors = rs.reduce((s, r) => s + r.errors, 0);
       if (errors) flags.push(`${errors} errors`);
       if (PIN && harnessBusy >= 95) {
-        flags.push(targetBusy < 90 ? `harness CPU ${harnessBusy}% busy, target ${targetBusy}%: capacity ≥ shown` : `harness CPU ${harnessBusy}% busy too: at the harness ceiling`);
+        flags.push(
+          targetBusy < 90
+            ? `harness CPU ${harnessBusy}% busy, target ${targetBusy}%: capacity ≥ shown`
+            : `harness CPU ${harnessBusy}% busy too: at the harness ceiling`,
+        );
       }
       const other = Math.max(...rs.map((r) => r.other_load_pct));
       if (other >= 15) flags.push(`other load ${Math.round(other)}% of a CPU: disturbed`);
-      if (rs.length > 1 && (Math.max(...rps) - Math.min(...rps)) / mean((r) => r.rps) >= 0.15) flags.push(`rep spread ${Math.round((100 * (Math.max(...rps) - Math.min(...rps))) / mean((r) => r.rps))}%`);
+      if (rs.length > 1 && (Math.max(...rps) - Math.min(...rps)) / mean((r) => r.rps) >= 0.15)
+        flags.push(`rep spread ${Math.round((100 * (Math.max(...rps) - Math.min(...rps))) / mean((r) => r.rps))}%`);
       return {
-        scenario: scenario.name, label: scenario.label, target: target.name, requests, errors,
-        rps: round(mean((r) => r.rps)), rps_reps: rps.map((x) => Math.round(x)), p50_ms: round(mean((r) => r.p50_ms), 3), p99_ms: round(mean((r) => r.p99_ms), 3),
+        scenario: scenario.name,
+        label: scenario.label,
+        target: target.name,
+        requests,
+        errors,
+        rps: round(mean((r) => r.rps)),
+        rps_reps: rps.map((x) => Math.round(x)),
+        p50_ms: round(
+          mean((r) => r.p50_ms),
+          3,
+        ),
+        p99_ms: round(
+          mean((r) => r.p99_ms),
+          3,
+        ),
         cpu_us_per_req: round(rs.reduce((s, r) => s + r.cpu_us_per_req * r.requests, 0) / Math.max(1, requests)),
         main_thread_cpu_us_per_req: round(rs.reduce((s, r) => s + r.main_thread_cpu_us_per_req * r.requests, 0) / Math.max(1, requests)),
-        ttfb_p50_ms: round(probe?.ttfb_p50_ms, 3), ttfb_p99_ms: round(probe?.ttfb_p99_ms, 3),
-        harness_cpu_busy_pct: harnessBusy, target_cpu_busy_pct: targetBusy, other_load_pct_max: Math.round(other), flags,
+        ttfb_p50_ms: round(probe?.ttfb_p50_ms, 3),
+        ttfb_p99_ms: round(probe?.ttfb_p99_ms, 3),
+        harness_cpu_busy_pct: harnessBusy,
+        target_cpu_busy_pct: targetBusy,
+        other_load_pct_max: Math.round(other),
+        flags,
       };
     };
     const cells = targets.map(cell);
@@ -566,42 +731,71 @@ function summarize(runs, ttfb, targets) {
 }
 
 function report({ meta, checks, summary, verdicts, usage, notes }) {
-  const f = (x, digits = 2) => (x == null || !Number.isFinite(x) ? '–' : Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(digits));
+  const f = (x, digits = 2) =>
+    x == null || !Number.isFinite(x) ? '–' : Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(digits);
   const signed = (x) => (x == null || !Number.isFinite(x) ? '–' : `${x >= 0 ? '+' : ''}${f(x)}`);
   const ratio = (x) => (x == null || !Number.isFinite(x) ? '–' : `${x.toFixed(2)}×`);
   const L = [];
   L.push(`# Gateway vs bare proxy, ${meta.started_at}`, '');
-  L.push(`${meta.cpus} CPUs (${meta.cpu_model}), Node ${meta.node}, load generator ${meta.loadgen} (closed loop), ` +
-    `${meta.pinning ? `harness on CPU ${meta.pinning.harness_cpu}, target on CPU ${meta.pinning.target_cpu}` : 'no pinning'}, ` +
-    `gateway on the ${meta.database} database. ${meta.reps} × ${meta.duration_s} s per cell after ${meta.warmup_s} s warm-up; ` +
-    `streams carry ${meta.chunks} content chunks. Wall time ${meta.wall_s} s.`, '');
+  L.push(
+    `${meta.cpus} CPUs (${meta.cpu_model}), Node ${meta.node}, load generator ${meta.loadgen} (closed loop), ` +
+      `${meta.pinning ? `harness on CPU ${meta.pinning.harness_cpu}, target on CPU ${meta.pinning.target_cpu}` : 'no pinning'}, ` +
+      `gateway on the ${meta.database} database. ${meta.reps} × ${meta.duration_s} s per cell after ${meta.warmup_s} s warm-up; ` +
+      `streams carry ${meta.chunks} content chunks. Wall time ${meta.wall_s} s.`,
+    '',
+  );
   if (meta.loadgen === 'autocannon') L.push('autocannon records whole milliseconds: sub-millisecond p50/p99 read as 0 or 1. Install wrk for latency.', '');
-  L.push('| scenario | target | req/s | p50 ms | p99 ms | CPU µs/req | of it main thread | TTFB c=1 ms | CPU ÷ bare | req/s ÷ bare | +p50 ms | +TTFB ms | notes |');
+  L.push(
+    '| scenario | target | req/s | p50 ms | p99 ms | CPU µs/req | of it main thread | TTFB c=1 ms | CPU ÷ bare | req/s ÷ bare | +p50 ms | +TTFB ms | notes |',
+  );
   L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of summary) {
     const v = r.vs_bare ?? {};
-    L.push(`| ${r.label} | ${r.target} | ${Math.round(r.rps).toLocaleString('en-US')} | ${f(r.p50_ms)} | ${f(r.p99_ms)} | ${f(r.cpu_us_per_req, 0)} | ${f(r.main_thread_cpu_us_per_req, 0)} | ${f(r.ttfb_p50_ms)} | ` +
-      `${ratio(v.cpu_ratio)} | ${ratio(v.throughput_ratio)} | ${signed(v.added_p50_ms)} | ${signed(v.added_ttfb_ms)} | ${r.flags.join('; ')} |`);
+    L.push(
+      `| ${r.label} | ${r.target} | ${Math.round(r.rps).toLocaleString('en-US')} | ${f(r.p50_ms)} | ${f(r.p99_ms)} | ${f(r.cpu_us_per_req, 0)} | ${f(r.main_thread_cpu_us_per_req, 0)} | ${f(r.ttfb_p50_ms)} | ` +
+        `${ratio(v.cpu_ratio)} | ${ratio(v.throughput_ratio)} | ${signed(v.added_p50_ms)} | ${signed(v.added_ttfb_ms)} | ${r.flags.join('; ')} |`,
+    );
   }
-  for (const [cell, outcome] of Object.entries(checks)) if (outcome !== 'ok') L.push(`| ${cell.replace('/', ' | ')} | skipped: ${outcome.replace(/\|/g, '/').slice(0, 160)} |||||||||||`);
+  for (const [cell, outcome] of Object.entries(checks))
+    if (outcome !== 'ok') L.push(`| ${cell.replace('/', ' | ')} | skipped: ${outcome.replace(/\|/g, '/').slice(0, 160)} |||||||||||`);
   L.push('');
-  if (summary.some((r) => r.scenario.startsWith('translated'))) L.push(`The bare proxy cannot translate: its row${summary.some((r) => r.target === 'stack-floor') ? ' (and the stack floor\'s)' : ''} in the translated scenario passes the same messages SSE exchange through.`, '');
+  if (summary.some((r) => r.scenario.startsWith('translated')))
+    L.push(
+      `The bare proxy cannot translate: its row${summary.some((r) => r.target === 'stack-floor') ? " (and the stack floor's)" : ''} in the translated scenario passes the same messages SSE exchange through.`,
+      '',
+    );
   if (summary.some((r) => r.target === 'stack-floor')) {
-    L.push('stack-floor: the bare proxy\'s work on the gateway\'s stack (NestJS on Fastify, one controller, two guards, raw body, hijacked reply), ' +
-      'none of the gateway\'s own. Per scenario, what the frameworks cost over the bare proxy and what the gateway\'s own work costs over them (CPU per call):', '');
+    L.push(
+      "stack-floor: the bare proxy's work on the gateway's stack (NestJS on Fastify, one controller, two guards, raw body, hijacked reply), " +
+        "none of the gateway's own. Per scenario, what the frameworks cost over the bare proxy and what the gateway's own work costs over them (CPU per call):",
+      '',
+    );
     for (const scenario of new Set(summary.map((r) => r.scenario))) {
       const cell = (target) => summary.find((r) => r.scenario === scenario && r.target === target);
       const [bare, floor, gateway] = [cell('bare-proxy'), cell('stack-floor'), cell('gateway')];
       if (!bare || !floor || !gateway) continue;
-      L.push(`- ${floor.label}: frameworks ${signed(floor.cpu_us_per_req - bare.cpu_us_per_req)} µs (${ratio(floor.vs_bare.cpu_ratio)} the bare proxy), ` +
-        `the gateway's own work ${signed(gateway.cpu_us_per_req - floor.cpu_us_per_req)} µs (main thread ${signed(gateway.main_thread_cpu_us_per_req - floor.main_thread_cpu_us_per_req)} µs)`);
+      L.push(
+        `- ${floor.label}: frameworks ${signed(floor.cpu_us_per_req - bare.cpu_us_per_req)} µs (${ratio(floor.vs_bare.cpu_ratio)} the bare proxy), ` +
+          `the gateway's own work ${signed(gateway.cpu_us_per_req - floor.cpu_us_per_req)} µs (main thread ${signed(gateway.main_thread_cpu_us_per_req - floor.main_thread_cpu_us_per_req)} µs)`,
+      );
     }
     L.push('');
   }
   const match = usage.records === usage.calls ? '' : ' MISMATCH';
-  L.push(`usage records: ${usage.records} of ${usage.calls} calls${match} (calls = requests the simulator received from the gateway; ` +
-    `${usage.queued} still queued; records cost ${usage.records_cost.toFixed(6)}, owner spent +${Number(usage.owner_spent_delta).toFixed(6)})`, '');
-  if (match) L.push('Records by model / interface / status:', '', ...usage.groups.map((g) => `- ${g.model} ${g.interface}${g.translated_to ? `→${g.translated_to}` : ''} stream=${g.stream} status ${g.status}: ${g.records}`), '');
+  L.push(
+    `usage records: ${usage.records} of ${usage.calls} calls${match} (calls = requests the simulator received from the gateway; ` +
+      `${usage.queued} still queued; records cost ${usage.records_cost.toFixed(6)}, owner spent +${Number(usage.owner_spent_delta).toFixed(6)})`,
+    '',
+  );
+  if (match)
+    L.push(
+      'Records by model / interface / status:',
+      '',
+      ...usage.groups.map(
+        (g) => `- ${g.model} ${g.interface}${g.translated_to ? `→${g.translated_to}` : ''} stream=${g.stream} status ${g.status}: ${g.records}`,
+      ),
+      '',
+    );
   L.push(targetsTable(verdicts, meta.database), '');
   for (const note of notes) L.push(`- ${note}`);
   return L.join('\n') + '\n';

@@ -41,14 +41,17 @@ function start(args, env) {
 }
 const [mockPort, gatewayPort, controlPort] = [await freePort(), await freePort(), await freePort()];
 start(['bench/mock-upstream.mjs', '--port', String(mockPort)], {});
-const gateway = start(['dist/scripts/bench-gateway.js'], gatewayEnv({
-  PORT: String(gatewayPort),
-  UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
-  BENCH_CONTROL_PORT: String(controlPort),
-  DATABASE_URL: opt['database-url'] ?? '',
-  DATA_DIR: dataDir,
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-}));
+const gateway = start(
+  ['dist/scripts/bench-gateway.js'],
+  gatewayEnv({
+    PORT: String(gatewayPort),
+    UPSTREAM_URL: `http://127.0.0.1:${mockPort}`,
+    BENCH_CONTROL_PORT: String(controlPort),
+    DATABASE_URL: opt['database-url'] ?? '',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  }),
+);
 await Promise.all([waitForPort(mockPort), waitForPort(gatewayPort), waitForPort(controlPort)]);
 const client = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: Number(opt.concurrency) * 2 });
 
@@ -57,7 +60,14 @@ const json = (value) => JSON.stringify(value);
 const KINDS = [
   ['chat', '/v1/chat/completions', json({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Reply with ok.' }], max_tokens: 32 }), {}, 200, true],
   ['chat-sse', '/v1/chat/completions', json({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Reply with ok.' }], stream: true }), {}, 200, true],
-  ['messages-sse', '/v1/messages', json({ model: 'claude-3-5-haiku-latest', max_tokens: 32, messages: [{ role: 'user', content: 'Reply with ok.' }], stream: true }), { 'anthropic-version': '2023-06-01' }, 200, true],
+  [
+    'messages-sse',
+    '/v1/messages',
+    json({ model: 'claude-3-5-haiku-latest', max_tokens: 32, messages: [{ role: 'user', content: 'Reply with ok.' }], stream: true }),
+    { 'anthropic-version': '2023-06-01' },
+    200,
+    true,
+  ],
   ['translated-sse', '/v1/responses', json({ model: 'responses-on-messages', input: 'Reply with ok.', max_output_tokens: 32, stream: true }), {}, 200, true],
 ];
 const REFUSED = [
@@ -109,7 +119,9 @@ const ticker = (async () => {
     };
     samples.push(sample);
     last = { at: now, requests: totals.requests };
-    process.stderr.write(`[soak] ${sample.minute} min: ${sample.requests} requests, ${sample.errors} errors, ${sample.per_second}/s, RSS ${sample.rss_mib} MiB\n`);
+    process.stderr.write(
+      `[soak] ${sample.minute} min: ${sample.requests} requests, ${sample.errors} errors, ${sample.per_second}/s, RSS ${sample.rss_mib} MiB\n`,
+    );
   }
 })();
 await Promise.all([...Array.from({ length: Number(opt.concurrency) }, (_, index) => worker(index)), ticker]);

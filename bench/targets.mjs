@@ -13,7 +13,13 @@ const TARGETS = [
   { name: 'chat JSON CPU per call', scenarios: ['chat-c64'], figure: 'cpu_ratio', unit: '×', max: 1.5 },
   { name: 'chat JSON throughput', scenarios: ['chat-c64'], figure: 'throughput_ratio', unit: '×', min: 0.8 },
   { name: 'added latency at c=1 (p50)', scenarios: ['chat-c1'], figure: 'added_p50_ms', unit: ' ms', max: 0.15 },
-  { name: 'stream time to first byte, added', scenarios: ['chat-sse-c64', 'messages-sse-c64', 'translated-sse-c64'], figure: 'added_ttfb_ms', unit: ' ms', max: 0.2 },
+  {
+    name: 'stream time to first byte, added',
+    scenarios: ['chat-sse-c64', 'messages-sse-c64', 'translated-sse-c64'],
+    figure: 'added_ttfb_ms',
+    unit: ' ms',
+    max: 0.2,
+  },
   { name: 'native stream throughput', scenarios: ['chat-sse-c64', 'messages-sse-c64'], figure: 'throughput_ratio', unit: '×', min: 0.9 },
   { name: 'translated stream CPU per stream', scenarios: ['translated-sse-c64'], figure: 'cpu_ratio', unit: '×', max: 3 },
 ];
@@ -41,12 +47,14 @@ const within = (value, limit, bound) => (value === null ? null : bound === 'max'
 function allowanceOf(target, limit, rows, oneCore) {
   const { bare, floor, gateway } = rows;
   if (!bare || !floor || !gateway) return null;
-  const cpuPerCall = target.figure === 'cpu_ratio' ? limit * bare.cpu_us_per_req
-    : target.figure === 'throughput_ratio' && oneCore ? 1e6 / (limit * bare.rps) : null;
+  const cpuPerCall =
+    target.figure === 'cpu_ratio' ? limit * bare.cpu_us_per_req : target.figure === 'throughput_ratio' && oneCore ? 1e6 / (limit * bare.rps) : null;
   if (cpuPerCall === null || !Number.isFinite(cpuPerCall)) return null;
   return {
-    cpu_us_per_call: cpuPerCall, floor_cpu_us: floor.cpu_us_per_req,
-    left_us: cpuPerCall - floor.cpu_us_per_req, gateway_own_us: gateway.cpu_us_per_req - floor.cpu_us_per_req,
+    cpu_us_per_call: cpuPerCall,
+    floor_cpu_us: floor.cpu_us_per_req,
+    left_us: cpuPerCall - floor.cpu_us_per_req,
+    gateway_own_us: gateway.cpu_us_per_req - floor.cpu_us_per_req,
   };
 }
 
@@ -81,8 +89,14 @@ export function judge(summary, usage, database, options = {}) {
     }
   }
   verdicts.push({
-    target: 'a usage record for every call', scenario: null, label: 'the whole run', value: usage.records, limit: usage.calls,
-    bound: 'equal', unit: '', met: usage.records === usage.calls,
+    target: 'a usage record for every call',
+    scenario: null,
+    label: 'the whole run',
+    value: usage.records,
+    limit: usage.calls,
+    bound: 'equal',
+    unit: '',
+    met: usage.records === usage.calls,
   });
   return verdicts;
 }
@@ -110,14 +124,20 @@ export function targetsTable(verdicts, database) {
   const allowances = verdicts.filter((v) => v.allowance);
   if (allowances.length) {
     const us = (x) => `${x.toFixed(1)} µs`;
-    lines.push('', 'What each CPU or throughput limit leaves for the gateway\'s own work, in CPU per call over the stack floor\'s ' +
-      '(a throughput limit on one pinned core: one core-second over the calls per second it asks for):', '');
+    lines.push(
+      '',
+      "What each CPU or throughput limit leaves for the gateway's own work, in CPU per call over the stack floor's " +
+        '(a throughput limit on one pinned core: one core-second over the calls per second it asks for):',
+      '',
+    );
     for (const v of allowances) {
       const a = v.allowance;
-      lines.push(`- ${v.target}, ${v.label}: at most ${us(a.cpu_us_per_call)} per call; the stack floor takes ${us(a.floor_cpu_us)}, ` +
-        `${a.left_us >= 0 ? `which leaves ${us(a.left_us)}` : `${us(-a.left_us)} over it before the gateway does anything`}; the gateway's own work took ${us(a.gateway_own_us)}`);
+      lines.push(
+        `- ${v.target}, ${v.label}: at most ${us(a.cpu_us_per_call)} per call; the stack floor takes ${us(a.floor_cpu_us)}, ` +
+          `${a.left_us >= 0 ? `which leaves ${us(a.left_us)}` : `${us(-a.left_us)} over it before the gateway does anything`}; the gateway's own work took ${us(a.gateway_own_us)}`,
+      );
     }
   }
-  lines.push('', 'The memory targets (peak RSS with large bodies, RSS after a long mixed load) are `npm run bench:memory`\'s.');
+  lines.push('', "The memory targets (peak RSS with large bodies, RSS after a long mixed load) are `npm run bench:memory`'s.");
   return lines.join('\n');
 }

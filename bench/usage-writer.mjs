@@ -145,4 +145,6 @@ if (opt.embedded) {
     cluster.stop();
   }
 }
-console.log(`${RECORDS} usage records on ${where}${opt.bare ? ' without roll-up trigger and query indexes' : ''}: ${seconds.toFixed(1)} s, ${Math.round(RECORDS / seconds)} records/s (batches of ${opt['batch-size']}, ${os.cpus().length} cores)`);
+console.log(
+  `${RECORDS} usage records on ${where}${opt.bare ? ' without roll-up trigger and query indexes' : ''}: ${seconds.toFixed(1)} s, ${Math.round(RECORDS / seconds)} records/s (batches of ${opt['batch-size']}, ${os.cpus().length} cores)`,
+);

@@ -85,7 +85,10 @@ async function main(): Promise<void> {
   const body = JSON.stringify({ model: 'demo-chat', messages: [{ role: 'user', content: 'Hello, gateway!' }] });
   const videoBody = JSON.stringify({ model: 'demo-video', duration: 6, content: [{ type: 'text', text: 'A paper boat on a pond' }] });
   const imageBody = JSON.stringify({ model: 'demo-image', prompt: 'A lighthouse at dusk' });
-  const generateContentBody = JSON.stringify({ contents: [{ parts: [{ text: 'A lighthouse at dusk' }] }], generationConfig: { responseModalities: ['TEXT', 'IMAGE'] } });
+  const generateContentBody = JSON.stringify({
+    contents: [{ parts: [{ text: 'A lighthouse at dusk' }] }],
+    generationConfig: { responseModalities: ['TEXT', 'IMAGE'] },
+  });
   const speechBody = JSON.stringify({ model: 'demo-speech', text: 'Hello from the gateway.', voice_setting: { voice_id: 'male-qn-qingse' } });
   const messagesBody = JSON.stringify({ model: 'demo-chat', max_tokens: 256, messages: [{ role: 'user', content: 'Hello, translator!' }] });
   process.stdout.write(

@@ -63,7 +63,10 @@ const USAGE_LOOKUPS: Array<[string, (seen: Seen) => { path: string; args: string
   ],
   [
     'daily totals by model',
-    (seen) => ({ path: `/admin/usage/daily?from=${seen.yesterday}&to=${seen.tomorrow}`, args: ['usage', 'daily', '--from', seen.yesterday, '--to', seen.tomorrow] }),
+    (seen) => ({
+      path: `/admin/usage/daily?from=${seen.yesterday}&to=${seen.tomorrow}`,
+      args: ['usage', 'daily', '--from', seen.yesterday, '--to', seen.tomorrow],
+    }),
   ],
   [
     "one owner's daily totals by owner",
@@ -75,7 +78,10 @@ const USAGE_LOOKUPS: Array<[string, (seen: Seen) => { path: string; args: string
   ['an unknown request id', () => ({ path: '/admin/usage/no-such-request', args: ['usage', 'show', 'no-such-request'] })],
   [
     'days that end before they start',
-    (seen) => ({ path: `/admin/usage/daily?from=${seen.tomorrow}&to=${seen.yesterday}`, args: ['usage', 'daily', '--from', seen.tomorrow, '--to', seen.yesterday] }),
+    (seen) => ({
+      path: `/admin/usage/daily?from=${seen.tomorrow}&to=${seen.yesterday}`,
+      args: ['usage', 'daily', '--from', seen.tomorrow, '--to', seen.yesterday],
+    }),
   ],
 ];
 
@@ -239,7 +245,11 @@ describe('admin command line', () => {
       const team = await ok(['keys', 'list', '--owner', 'cli-team']);
 
       expect(all.code).toBe(0);
-      expect(all.json.map((key: { id: string }) => key.id).sort()).toEqual(Object.values(made).map((key) => key.id).sort());
+      expect(all.json.map((key: { id: string }) => key.id).sort()).toEqual(
+        Object.values(made)
+          .map((key) => key.id)
+          .sort(),
+      );
       for (const key of all.json) expect(Object.keys(key)).not.toContain('key');
       for (const key of Object.values(made)) expect(all.stdout).not.toContain(key.key);
       expect(team.map((key: { id: string }) => key.id)).toEqual([made.team.id, made.doomed.id]);

@@ -60,7 +60,17 @@ function totalsOf(records: StoredRecord[], byOwner: boolean): DailyRow[] {
     const key = `${day}|${record.model}|${byOwner ? record.owner_id : ''}`;
     let total = totals.get(key);
     if (!total) {
-      total = { day, model: record.model, ...(byOwner ? { owner: record.owner_id } : {}), calls: 0, failed_calls: 0, cost: 0, cost_nano: '0', usage: {}, nano: 0n };
+      total = {
+        day,
+        model: record.model,
+        ...(byOwner ? { owner: record.owner_id } : {}),
+        calls: 0,
+        failed_calls: 0,
+        cost: 0,
+        cost_nano: '0',
+        usage: {},
+        nano: 0n,
+      };
       totals.set(key, total);
     }
     total.calls += 1;
@@ -68,9 +78,7 @@ function totalsOf(records: StoredRecord[], byOwner: boolean): DailyRow[] {
     total.nano += BigInt(record.cost_nano);
     for (const [figure, amount] of Object.entries(record.usage ?? {})) total.usage[figure] = (total.usage[figure] ?? 0) + Number(amount);
   }
-  return sorted(
-    [...totals.values()].map(({ nano, ...total }) => ({ ...total, cost: Number(nanoToDecimal(nano)), cost_nano: nano.toString() })),
-  );
+  return sorted([...totals.values()].map(({ nano, ...total }) => ({ ...total, cost: Number(nanoToDecimal(nano)), cost_nano: nano.toString() })));
 }
 
 interface NewRecord {
@@ -260,8 +268,12 @@ describe('admin API: usage records and daily totals', () => {
 
     it('keeps the filters on later pages', async () => {
       const first = await admin(`/admin/usage?owner=usage-team&from=${dayOf(base)}&to=${dayOf(base + DAY_MS)}&limit=2`);
-      const second = await admin(`/admin/usage?owner=usage-team&from=${dayOf(base)}&to=${dayOf(base + DAY_MS)}&limit=2&after=${encodeURIComponent(first.body.next)}`);
-      const third = await admin(`/admin/usage?owner=usage-team&from=${dayOf(base)}&to=${dayOf(base + DAY_MS)}&limit=2&after=${encodeURIComponent(second.body.next)}`);
+      const second = await admin(
+        `/admin/usage?owner=usage-team&from=${dayOf(base)}&to=${dayOf(base + DAY_MS)}&limit=2&after=${encodeURIComponent(first.body.next)}`,
+      );
+      const third = await admin(
+        `/admin/usage?owner=usage-team&from=${dayOf(base)}&to=${dayOf(base + DAY_MS)}&limit=2&after=${encodeURIComponent(second.body.next)}`,
+      );
 
       expect([ids(first), ids(second), ids(third)]).toEqual([
         ['timed-tie-c', 'timed-tie-b'],
@@ -333,9 +345,17 @@ describe('admin API: usage records and daily totals', () => {
       const team = await admin(`/admin/usage/daily?${range()}&owner=usage-team`);
       const teamChat = await admin(`/admin/usage/daily?${range()}&owner=usage-team&model=chat-model&group_by=owner`);
 
-      expect(sorted(team.body.data)).toEqual(totalsOf(stored.filter((record) => record.owner_id === 'usage-team'), false));
+      expect(sorted(team.body.data)).toEqual(
+        totalsOf(
+          stored.filter((record) => record.owner_id === 'usage-team'),
+          false,
+        ),
+      );
       expect(sorted(teamChat.body.data)).toEqual(
-        totalsOf(stored.filter((record) => record.owner_id === 'usage-team' && record.model === 'chat-model'), true),
+        totalsOf(
+          stored.filter((record) => record.owner_id === 'usage-team' && record.model === 'chat-model'),
+          true,
+        ),
       );
     });
 
@@ -352,22 +372,43 @@ describe('admin API: usage records and daily totals', () => {
       expect(rows.reduce((sum, row) => sum + row.calls, 0)).toBe(7);
       expect(rows.reduce((sum, row) => sum + row.failed_calls, 0)).toBe(3);
       expect(rows.reduce((sum, row) => sum + BigInt(row.cost_nano), 0n)).toBe(today.reduce((sum, record) => sum + BigInt(record.cost_nano), 0n));
-      expect(rows.reduce((sum, row) => sum + (row.usage.input_tokens ?? 0), 0)).toBe(
-        today.reduce((sum, record) => sum + (record.usage?.input_tokens ?? 0), 0),
-      );
+      expect(rows.reduce((sum, row) => sum + (row.usage.input_tokens ?? 0), 0)).toBe(today.reduce((sum, record) => sum + (record.usage?.input_tokens ?? 0), 0));
     });
 
     it("add a record inserted later to its day's existing totals, new figures included", async () => {
       const query = `/admin/usage/daily?from=${dayOf(base)}&to=${dayOf(base)}&owner=usage-team`;
       const [before] = (await admin(query)).body.data as DailyRow[];
-      expect(before).toMatchObject({ day: dayOf(base), model: 'chat-model', calls: 6, failed_calls: 1, cost_nano: '21006', usage: { input_tokens: 150, output_tokens: 15 } });
+      expect(before).toMatchObject({
+        day: dayOf(base),
+        model: 'chat-model',
+        calls: 6,
+        failed_calls: 1,
+        cost_nano: '21006',
+        usage: { input_tokens: 150, output_tokens: 15 },
+      });
 
       await insertRecords(gateway, [
-        { requestId: 'timed-late', keyId: keys.wide, ownerId: 'usage-team', startedAt: base + 2 * HOUR_MS, status: 503, costNano: 7n, usage: { input_tokens: 5, cached_input_tokens: 2 } },
+        {
+          requestId: 'timed-late',
+          keyId: keys.wide,
+          ownerId: 'usage-team',
+          startedAt: base + 2 * HOUR_MS,
+          status: 503,
+          costNano: 7n,
+          usage: { input_tokens: 5, cached_input_tokens: 2 },
+        },
       ]);
 
       expect((await admin(query)).body.data).toEqual([
-        { day: dayOf(base), model: 'chat-model', calls: 7, failed_calls: 2, cost: 0.000021013, cost_nano: '21013', usage: { input_tokens: 155, output_tokens: 15, cached_input_tokens: 2 } },
+        {
+          day: dayOf(base),
+          model: 'chat-model',
+          calls: 7,
+          failed_calls: 2,
+          cost: 0.000021013,
+          cost_nano: '21013',
+          usage: { input_tokens: 155, output_tokens: 15, cached_input_tokens: 2 },
+        },
       ]);
     });
 

@@ -17,7 +17,12 @@ interface Verdict {
 
 const TARGETS_MODULE = join(__dirname, '..', 'bench', 'targets.mjs');
 
-function judged(summary: unknown[], usage: { records: number; calls: number }, database: string, options: { oneCore?: boolean } = {}): { verdicts: Verdict[]; table: string } {
+function judged(
+  summary: unknown[],
+  usage: { records: number; calls: number },
+  database: string,
+  options: { oneCore?: boolean } = {},
+): { verdicts: Verdict[]; table: string } {
   const script = `
     const { judge, targetsTable } = await import(${JSON.stringify(TARGETS_MODULE)});
     const [summary, usage, database, options] = JSON.parse(process.argv[1]);
@@ -29,7 +34,12 @@ function judged(summary: unknown[], usage: { records: number; calls: number }, d
 
 type Ratios = { cpu_ratio?: number; throughput_ratio?: number; added_p50_ms?: number; added_ttfb_ms?: number | null };
 const gateway = (scenario: string, vs_bare: Ratios) => ({ scenario, label: scenario, target: 'gateway', vs_bare });
-const bare = (scenario: string) => ({ scenario, label: scenario, target: 'bare-proxy', vs_bare: { cpu_ratio: 1, throughput_ratio: 1, added_p50_ms: 0, added_ttfb_ms: 0 } });
+const bare = (scenario: string) => ({
+  scenario,
+  label: scenario,
+  target: 'bare-proxy',
+  vs_bare: { cpu_ratio: 1, throughput_ratio: 1, added_p50_ms: 0, added_ttfb_ms: 0 },
+});
 
 /** A run whose every figure is exactly at its embedded limit. */
 const AT_THE_LIMITS = [
@@ -71,7 +81,15 @@ describe('bench: performance targets judged on a run', () => {
     const past = AT_THE_LIMITS.map((row) => {
       if (row.target !== 'gateway') return row;
       const v = row.vs_bare;
-      return { ...row, vs_bare: { cpu_ratio: v.cpu_ratio! + 0.01, throughput_ratio: v.throughput_ratio! - 0.01, added_p50_ms: (v.added_p50_ms ?? 0) + 0.01, added_ttfb_ms: (v.added_ttfb_ms ?? 0) + 0.01 } };
+      return {
+        ...row,
+        vs_bare: {
+          cpu_ratio: v.cpu_ratio! + 0.01,
+          throughput_ratio: v.throughput_ratio! - 0.01,
+          added_p50_ms: (v.added_p50_ms ?? 0) + 0.01,
+          added_ttfb_ms: (v.added_ttfb_ms ?? 0) + 0.01,
+        },
+      };
     });
     const { verdicts, table } = judged(past, { records: 9, calls: 10 }, 'embedded');
     expect(verdicts.filter((v) => v.met !== false)).toEqual([]);
@@ -84,9 +102,21 @@ describe('bench: performance targets judged on a run', () => {
     const looser = AT_THE_LIMITS.map((row) => {
       if (row.target !== 'gateway') return row;
       const v = row.vs_bare;
-      return { ...row, vs_bare: { cpu_ratio: v.cpu_ratio! * 1.09, throughput_ratio: v.throughput_ratio! * 0.91, added_p50_ms: (v.added_p50_ms ?? 0) * 1.09, added_ttfb_ms: (v.added_ttfb_ms ?? 0) * 1.09 } };
+      return {
+        ...row,
+        vs_bare: {
+          cpu_ratio: v.cpu_ratio! * 1.09,
+          throughput_ratio: v.throughput_ratio! * 0.91,
+          added_p50_ms: (v.added_p50_ms ?? 0) * 1.09,
+          added_ttfb_ms: (v.added_ttfb_ms ?? 0) * 1.09,
+        },
+      };
     });
-    expect(judged(looser, { records: 1, calls: 1 }, 'embedded').verdicts.filter((v) => v.met).map((v) => v.target)).toEqual(['a usage record for every call']);
+    expect(
+      judged(looser, { records: 1, calls: 1 }, 'embedded')
+        .verdicts.filter((v) => v.met)
+        .map((v) => v.target),
+    ).toEqual(['a usage record for every call']);
     const onPostgres = judged(looser, { records: 1, calls: 1 }, 'postgresql');
     expect(onPostgres.verdicts.every((v) => v.met)).toBe(true);
     expect(verdictOf(onPostgres.verdicts, 'chat JSON CPU per call', 'chat-c64').limit).toBeCloseTo(1.65);
@@ -110,12 +140,16 @@ describe('bench: performance targets judged on a run', () => {
   describe('with the stack floor in the run (--floor)', () => {
     /** A chat c=64 cell: the figures a run measures, and the ratios to the bare proxy it derives. */
     const cell = (target: string, rps: number, cpu: number, bareRps = 20_000, bareCpu = 50) => ({
-      scenario: 'chat-c64', label: 'chat JSON c=64', target, rps, cpu_us_per_req: cpu,
+      scenario: 'chat-c64',
+      label: 'chat JSON c=64',
+      target,
+      rps,
+      cpu_us_per_req: cpu,
       vs_bare: { cpu_ratio: cpu / bareCpu, throughput_ratio: rps / bareRps, added_p50_ms: 0 },
     });
     const run = [cell('bare-proxy', 20_000, 50), cell('stack-floor', 15_400, 65), cell('gateway', 9_000, 110)];
 
-    it('judges the floor\'s own figure against the same limit', () => {
+    it("judges the floor's own figure against the same limit", () => {
       const { verdicts, table } = judged(run, { records: 1, calls: 1 }, 'embedded', { oneCore: true });
       expect(verdictOf(verdicts, 'chat JSON CPU per call', 'chat-c64').floor).toEqual({ value: 1.3, met: true });
       expect(verdictOf(verdicts, 'chat JSON throughput', 'chat-c64').floor).toEqual({ value: 0.77, met: false });
@@ -125,26 +159,41 @@ describe('bench: performance targets judged on a run', () => {
       expect(table).toContain('| a usage record for every call | the whole run | 1 records | = 1 calls | met | – |');
     });
 
-    it('says what a CPU limit and, on one core, a throughput limit leave for the gateway\'s own work', () => {
+    it("says what a CPU limit and, on one core, a throughput limit leave for the gateway's own work", () => {
       const { verdicts, table } = judged(run, { records: 1, calls: 1 }, 'postgresql', { oneCore: true });
       // 1.65 x 50 µs = 82.5 µs per call; the floor's 65 leave 17.5; the gateway's own work is 110 - 65.
-      expect(verdictOf(verdicts, 'chat JSON CPU per call', 'chat-c64').allowance).toEqual({ cpu_us_per_call: 82.5, floor_cpu_us: 65, left_us: 17.5, gateway_own_us: 45 });
+      expect(verdictOf(verdicts, 'chat JSON CPU per call', 'chat-c64').allowance).toEqual({
+        cpu_us_per_call: 82.5,
+        floor_cpu_us: 65,
+        left_us: 17.5,
+        gateway_own_us: 45,
+      });
       // 0.72 x 20,000 calls/s on one core: 1 s / 14,400 = 69.4 µs per call at most.
       const throughput = verdictOf(verdicts, 'chat JSON throughput', 'chat-c64').allowance!;
       expect(throughput.cpu_us_per_call).toBeCloseTo(69.44, 2);
       expect(throughput.left_us).toBeCloseTo(4.44, 2);
-      expect(table).toContain('- chat JSON CPU per call, chat JSON c=64: at most 82.5 µs per call; the stack floor takes 65.0 µs, which leaves 17.5 µs; the gateway\'s own work took 45.0 µs');
-      expect(table).toContain('- chat JSON throughput, chat JSON c=64: at most 69.4 µs per call; the stack floor takes 65.0 µs, which leaves 4.4 µs; the gateway\'s own work took 45.0 µs');
+      expect(table).toContain(
+        "- chat JSON CPU per call, chat JSON c=64: at most 82.5 µs per call; the stack floor takes 65.0 µs, which leaves 17.5 µs; the gateway's own work took 45.0 µs",
+      );
+      expect(table).toContain(
+        "- chat JSON throughput, chat JSON c=64: at most 69.4 µs per call; the stack floor takes 65.0 µs, which leaves 4.4 µs; the gateway's own work took 45.0 µs",
+      );
       // On the embedded database's 0.8x: 62.5 µs, under the floor's 65.
-      expect(judged(run, { records: 1, calls: 1 }, 'embedded', { oneCore: true }).table)
-        .toContain('- chat JSON throughput, chat JSON c=64: at most 62.5 µs per call; the stack floor takes 65.0 µs, 2.5 µs over it before the gateway does anything; the gateway\'s own work took 45.0 µs');
+      expect(judged(run, { records: 1, calls: 1 }, 'embedded', { oneCore: true }).table).toContain(
+        "- chat JSON throughput, chat JSON c=64: at most 62.5 µs per call; the stack floor takes 65.0 µs, 2.5 µs over it before the gateway does anything; the gateway's own work took 45.0 µs",
+      );
     });
 
     it('gives no throughput allowance when the targets were not pinned to one core, and no floor column without the floor', () => {
       const unpinned = judged(run, { records: 1, calls: 1 }, 'embedded');
       expect(verdictOf(unpinned.verdicts, 'chat JSON throughput', 'chat-c64').allowance).toBeUndefined();
       expect(verdictOf(unpinned.verdicts, 'chat JSON CPU per call', 'chat-c64').allowance).toBeDefined();
-      const withoutFloor = judged(run.filter((r) => r.target !== 'stack-floor'), { records: 1, calls: 1 }, 'embedded', { oneCore: true });
+      const withoutFloor = judged(
+        run.filter((r) => r.target !== 'stack-floor'),
+        { records: 1, calls: 1 },
+        'embedded',
+        { oneCore: true },
+      );
       expect(withoutFloor.verdicts.some((v) => v.floor || v.allowance)).toBe(false);
       expect(withoutFloor.table).not.toContain('stack floor');
     });

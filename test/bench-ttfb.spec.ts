@@ -34,13 +34,18 @@ function streamTarget(name: string, delayMs: number, arrivals: string[]): Promis
 
 async function probe(ports: Record<string, number>, seconds: number, sliceMs: number): Promise<Record<string, Figures>> {
   const requests = Object.fromEntries(
-    Object.entries(ports).map(([name, port]) => [name, { url: `http://127.0.0.1:${port}/stream`, path: '/stream', headers: { 'content-type': 'application/json' }, body: '{}' }]),
+    Object.entries(ports).map(([name, port]) => [
+      name,
+      { url: `http://127.0.0.1:${port}/stream`, path: '/stream', headers: { 'content-type': 'application/json' }, body: '{}' },
+    ]),
   );
   const script = `
     const { probeFirstBytes } = await import(${JSON.stringify(TTFB_MODULE)});
     const [requests, seconds, sliceMs] = JSON.parse(process.argv[1]);
     process.stdout.write(JSON.stringify(await probeFirstBytes(requests, seconds, sliceMs)));`;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, JSON.stringify([requests, seconds, sliceMs])], { encoding: 'utf8' });
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, JSON.stringify([requests, seconds, sliceMs])], {
+    encoding: 'utf8',
+  });
   return JSON.parse(stdout) as Record<string, Figures>;
 }
 

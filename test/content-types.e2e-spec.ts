@@ -54,7 +54,11 @@ const ENTRIES: Entry[] = [
   entry('count_tokens', '/v1/messages/count_tokens', 'messages', { model: 'messages-model', messages: TEXT }),
   entry('embeddings', '/v1/embeddings', 'chat', { model: 'embed-model', input: 'Hello there' }),
   entry('images generations', IMAGE_PATHS.generations, 'chat', { model: 'image-a', prompt: PROMPT, size: '1024x1024' }),
-  entry('images edits', IMAGE_PATHS.edits, 'chat', { model: 'image-a', prompt: PROMPT, images: [{ image_url: `data:image/png;base64,${SIMULATED_PNG_BASE64}` }] }),
+  entry('images edits', IMAGE_PATHS.edits, 'chat', {
+    model: 'image-a',
+    prompt: PROMPT,
+    images: [{ image_url: `data:image/png;base64,${SIMULATED_PNG_BASE64}` }],
+  }),
   entry('vendor-b images', IMAGE_PATHS.vendorB, 'chat', { model: 'image-b', prompt: PROMPT, size: '1K' }),
   entry('generateContent', IMAGE_PATHS.generateContent('image-c'), 'google', {
     contents: [{ role: 'user', parts: [{ text: PROMPT }] }],
@@ -63,7 +67,14 @@ const ENTRIES: Entry[] = [
   entry('speech', IMAGE_PATHS.speech, 'speech', { model: 'speech', text: 'Hello there', stream: false }),
   entry('vendor-c video submit', VENDOR_C.submit, 'chat', { model: 'video-c', content: [{ type: 'text', text: PROMPT }] }),
   entry('vendor-b video submit', VENDOR_B.submit, 'chat', { model: 'video-b', content: [{ type: 'text', text: PROMPT }] }),
-  { name: 'admin owners', path: '/admin/owners', shape: 'chat', body: { id: 'made-by-test', kind: 'project' }, headers: { authorization: `Bearer ${ADMIN_TOKEN_FOR_TESTS}` }, okStatus: 201 },
+  {
+    name: 'admin owners',
+    path: '/admin/owners',
+    shape: 'chat',
+    body: { id: 'made-by-test', kind: 'project' },
+    headers: { authorization: `Bearer ${ADMIN_TOKEN_FOR_TESTS}` },
+    okStatus: 201,
+  },
 ];
 
 /** The refused types; undefined: no Content-Type header at all. */
@@ -120,7 +131,13 @@ function declaredFormRoutes(gateway: GatewayHarness): string[] {
         const handler = type.prototype[name];
         if (typeof handler !== 'function') continue;
         const declaration = Reflect.getMetadata(ENTRY_METADATA, handler) as EntryDeclaration | undefined;
-        if (declaration?.forms) routes.push(`/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].map((part) => part.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`);
+        if (declaration?.forms)
+          routes.push(
+            `/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))]
+              .map((part) => part.replace(/^\/+|\/+$/g, ''))
+              .filter(Boolean)
+              .join('/')}`,
+          );
       }
     }
   }
@@ -165,7 +182,11 @@ describe('content types', () => {
     it('takes application/json in any letter case and with parameters', async () => {
       const answer = await post(entry, JSON.stringify(entry.body), 'Application/JSON; charset=utf-8');
 
-      expect({ entry: entry.name, status: answer.status, text: answer.status === entry.okStatus ? '' : answer.text }).toEqual({ entry: entry.name, status: entry.okStatus, text: '' });
+      expect({ entry: entry.name, status: answer.status, text: answer.status === entry.okStatus ? '' : answer.text }).toEqual({
+        entry: entry.name,
+        status: entry.okStatus,
+        text: '',
+      });
     });
   });
 
@@ -200,7 +221,9 @@ describe('content types', () => {
     it('refuses other types naming both types it takes', async () => {
       const answer = await post(edits, JSON.stringify(edits.body), 'text/plain');
 
-      expect(expectRefusal(edits, answer)).toBe('The request body has Content-Type text/plain; this endpoint takes Content-Type: application/json or multipart/form-data.');
+      expect(expectRefusal(edits, answer)).toBe(
+        'The request body has Content-Type text/plain; this endpoint takes Content-Type: application/json or multipart/form-data.',
+      );
       await expectNothingForwarded(answer);
     });
 
@@ -213,7 +236,10 @@ describe('content types', () => {
     it('leaves GET, DELETE and an empty POST to their routes whatever their Content-Type', async () => {
       const models = await rawRequest(`${gateway.url}/v1/models`, { method: 'GET', headers: { ...BEARER, 'content-type': 'text/plain' } });
       expect(models.status).toBe(200);
-      const cancel = await rawRequest(`${gateway.url}${VENDOR_C.cancel('vtask_unknown')}`, { method: 'DELETE', headers: { ...BEARER, 'content-type': 'text/plain' } });
+      const cancel = await rawRequest(`${gateway.url}${VENDOR_C.cancel('vtask_unknown')}`, {
+        method: 'DELETE',
+        headers: { ...BEARER, 'content-type': 'text/plain' },
+      });
       expect({ status: cancel.status, code: parse(cancel.text).error.code }).toEqual({ status: 404, code: 'not_found' });
       const admin = { authorization: `Bearer ${ADMIN_TOKEN_FOR_TESTS}` };
       for (const contentType of ['text/plain', undefined]) {
@@ -234,7 +260,12 @@ describe('content types', () => {
       const request = httpRequest(
         `${gateway.url}/v1/chat/completions`,
         // Without an answer the request is given up, so the gateway can still stop.
-        { method: 'POST', agent: false, signal: AbortSignal.timeout(5_000), headers: { ...BEARER, 'content-type': 'text/plain', 'content-length': String(1024 * 1024) } },
+        {
+          method: 'POST',
+          agent: false,
+          signal: AbortSignal.timeout(5_000),
+          headers: { ...BEARER, 'content-type': 'text/plain', 'content-length': String(1024 * 1024) },
+        },
         (response) => {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));

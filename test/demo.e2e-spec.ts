@@ -85,7 +85,8 @@ describe('npm run demo', () => {
   it('prints a generateContent curl line, keyed by the alternative header, that answers with text and an image', async () => {
     const line = output.split('\n').find((text) => text.includes(':generateContent'));
     const { stdout } = await run('curl', curlArguments(line!));
-    const parts = (JSON.parse(stdout) as { candidates: Array<{ content: { parts: Array<{ text?: string; inlineData?: unknown }> } }> }).candidates[0].content.parts;
+    const parts = (JSON.parse(stdout) as { candidates: Array<{ content: { parts: Array<{ text?: string; inlineData?: unknown }> } }> }).candidates[0].content
+      .parts;
     expect(parts.some((part) => typeof part.text === 'string')).toBe(true);
     expect(parts.some((part) => part.inlineData !== undefined)).toBe(true);
   });

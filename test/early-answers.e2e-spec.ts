@@ -201,7 +201,16 @@ function inNodeClient(kind: 'fetch' | 'node:http' | 'raw', call: Call, tries: nu
 /** curl as people run it: `--data-binary @file`, its own `Expect: 100-continue` for a large body. */
 function withCurl(call: Call): Promise<Outcome> {
   return new Promise((resolve) => {
-    const args = ['-sS', '-i', '--max-time', String(CLIENT_PATIENCE_MS / 1000), '-H', `authorization: ${authorization}`, '-H', `content-type: ${call.contentType}`];
+    const args = [
+      '-sS',
+      '-i',
+      '--max-time',
+      String(CLIENT_PATIENCE_MS / 1000),
+      '-H',
+      `authorization: ${authorization}`,
+      '-H',
+      `content-type: ${call.contentType}`,
+    ];
     const curl = spawn(CURL, [...args, '--data-binary', `@${call.file}`, call.url], { stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -342,7 +351,10 @@ describe('early answers', () => {
       `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: ${authorization}\r\n` +
       `content-type: application/json\r\ncontent-length: ${UNSAFE_LENGTH}\r\n\r\n`;
     runs.push(['bad length', () => inNodeClient('raw', chat, OTHER_TRIES, { head })]);
-    const settled = await inTurns(runs.map(([, run]) => run), RUNS_AT_ONCE);
+    const settled = await inTurns(
+      runs.map(([, run]) => run),
+      RUNS_AT_ONCE,
+    );
     runs.forEach(([name], index) => outcomes.set(name, settled[index]));
   }, 240_000);
 
@@ -352,12 +364,15 @@ describe('early answers', () => {
     if (folder) rmSync(folder, { recursive: true, force: true });
   });
 
-  it.each(CASES)(`answers a %s body over 32 MiB sent by %s with 413 in its error shape and a request id, ${TRIES} tries out of ${TRIES}`, (entry, client, shape) => {
-    const tries = outcomes.get(`${entry} ${client}`)!;
+  it.each(CASES)(
+    `answers a %s body over 32 MiB sent by %s with 413 in its error shape and a request id, ${TRIES} tries out of ${TRIES}`,
+    (entry, client, shape) => {
+      const tries = outcomes.get(`${entry} ${client}`)!;
 
-    expect(tries).toHaveLength(TRIES);
-    expect(missed(tries, 413, shape)).toEqual([]);
-  });
+      expect(tries).toHaveLength(TRIES);
+      expect(missed(tries, 413, shape)).toEqual([]);
+    },
+  );
 
   it(`answers a streamed chat body with 413 once it passes 32 MiB, spooled until then, ${OTHER_TRIES} tries out of ${OTHER_TRIES}`, () => {
     const tries = outcomes.get('streamed')!;

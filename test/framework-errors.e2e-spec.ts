@@ -71,7 +71,8 @@ function exchange(url: string, bytes: string): Promise<Answer> {
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
-      if (!settle()) reject(new Error(`no whole answer to ${JSON.stringify(bytes.slice(0, 60))}: ${JSON.stringify(received.toString('latin1').slice(0, 300))}`));
+      if (!settle())
+        reject(new Error(`no whole answer to ${JSON.stringify(bytes.slice(0, 60))}: ${JSON.stringify(received.toString('latin1').slice(0, 300))}`));
     });
     socket.write(bytes);
   });
@@ -100,7 +101,9 @@ function expectShape(answer: Answer, status: number, shape: Shape, code: string 
       expect(answer.headers['request-id']).toBe(answer.headers['x-request-id']);
       break;
     case 'google':
-      expect(answer.body).toEqual({ error: { code: status, message: text, status: expect.any(String), details: [expect.objectContaining({ reason: expect.any(String) })] } });
+      expect(answer.body).toEqual({
+        error: { code: status, message: text, status: expect.any(String), details: [expect.objectContaining({ reason: expect.any(String) })] },
+      });
       break;
   }
 }
@@ -151,7 +154,10 @@ describe('framework errors', () => {
       for (const id of ['vtask_short', `vtask_${'x'.repeat(300)}`, `vtask_${'y'.repeat(12_000)}`]) {
         const answer = await exchange(gateway.url, head(method, path(id)));
         expectShape(answer, 404, 'chat', 'not_found');
-        expect({ length: id.length, message: answer.body.error.message }).toEqual({ length: id.length, message: `No video task has the id ${JSON.stringify(id)}.` });
+        expect({ length: id.length, message: answer.body.error.message }).toEqual({
+          length: id.length,
+          message: `No video task has the id ${JSON.stringify(id)}.`,
+        });
       }
       expect(gateway.simulator.requests).toHaveLength(0);
     });
@@ -163,13 +169,19 @@ describe('framework errors', () => {
 
     it('gives an unknown long model id in a generateContent path the 404 of any unknown model', async () => {
       const model = 'm'.repeat(400);
-      const answer = await exchange(gateway.url, head('POST', IMAGE_PATHS.generateContent(model), 'content-type: application/json\r\ncontent-length: 2\r\n') + '{}');
+      const answer = await exchange(
+        gateway.url,
+        head('POST', IMAGE_PATHS.generateContent(model), 'content-type: application/json\r\ncontent-length: 2\r\n') + '{}',
+      );
       expectShape(answer, 404, 'google', null, `The model "${model}" does not exist`);
     });
 
     it('gives an unknown long owner id in the admin API the 404 of any unknown owner', async () => {
       const short = await exchange(gateway.url, head('GET', '/admin/owners/nobody').replace(AUTH, `authorization: Bearer ${ADMIN_TOKEN_FOR_TESTS}\r\n`));
-      const long = await exchange(gateway.url, head('GET', `/admin/owners/${'n'.repeat(400)}`).replace(AUTH, `authorization: Bearer ${ADMIN_TOKEN_FOR_TESTS}\r\n`));
+      const long = await exchange(
+        gateway.url,
+        head('GET', `/admin/owners/${'n'.repeat(400)}`).replace(AUTH, `authorization: Bearer ${ADMIN_TOKEN_FOR_TESTS}\r\n`),
+      );
       expectShape(short, 404, 'chat', 'not_found');
       expectShape(long, 404, 'chat', 'not_found', short.body.error.message.replace('nobody', 'n'.repeat(400)));
     });
@@ -201,7 +213,10 @@ describe('framework errors', () => {
     });
 
     it('answers a body that is not JSON in the admin API in the chat shape', async () => {
-      const admin = head('POST', '/admin/owners', 'content-type: application/json\r\ncontent-length: 5\r\n').replace(AUTH, `authorization: Bearer ${ADMIN_TOKEN_FOR_TESTS}\r\n`);
+      const admin = head('POST', '/admin/owners', 'content-type: application/json\r\ncontent-length: 5\r\n').replace(
+        AUTH,
+        `authorization: Bearer ${ADMIN_TOKEN_FOR_TESTS}\r\n`,
+      );
       expectShape(await exchange(gateway.url, `${admin}{"id"`), 400, 'chat', null, 'not valid JSON');
     });
   });
@@ -243,7 +258,9 @@ describe('framework errors', () => {
       const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
       socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
       const body = JSON.stringify({ model: 'chat-model', stream: true, messages: [{ role: 'user', content: 'Hello' }] });
-      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: gateway.test\r\n${AUTH}content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway.test\r\n${AUTH}content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+      );
       await until(() => received.includes('data: '), 'the first event of the stream');
 
       socket.write('BREW /v1/chat/completions HTTP/1.1\r\nhost: gateway.test\r\n\r\n');
@@ -264,7 +281,10 @@ describe('framework errors', () => {
     it('answers an HTTP/1.1 request without Host with 400 in the path shape', async () => {
       const answer = await exchange(gateway.url, `GET /v1beta/models/image-c:generateContent HTTP/1.1\r\n${AUTH}connection: close\r\n\r\n`);
       expectShape(answer, 400, 'google', null, 'Host header');
-      const chat = await exchange(gateway.url, `POST /v1/chat/completions HTTP/1.1\r\n${AUTH}connection: close\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}`);
+      const chat = await exchange(
+        gateway.url,
+        `POST /v1/chat/completions HTTP/1.1\r\n${AUTH}connection: close\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}`,
+      );
       expectShape(chat, 400, 'chat', null, 'Host header');
       expect(gateway.simulator.requests).toHaveLength(0);
     });
@@ -276,7 +296,10 @@ describe('framework errors', () => {
     });
 
     it('answers an Expect other than 100-continue with 417 in the path shape', async () => {
-      const answer = await exchange(gateway.url, head('POST', '/v1/messages', 'expect: 200-ok\r\ncontent-type: application/json\r\ncontent-length: 2\r\n') + '{}');
+      const answer = await exchange(
+        gateway.url,
+        head('POST', '/v1/messages', 'expect: 200-ok\r\ncontent-type: application/json\r\ncontent-length: 2\r\n') + '{}',
+      );
       expectShape(answer, 417, 'messages', null, '100-continue');
       expect(gateway.simulator.requests).toHaveLength(0);
     });

@@ -414,7 +414,14 @@ describe('hostile input', () => {
       ['no boundary', 'multipart/form-data', formBody([['model', 'image-a']]).body],
       ['a boundary that is not in the body', 'multipart/form-data; boundary=elsewhere', formBody([['model', 'image-a']]).body],
       ['a JSON body', `multipart/form-data; boundary=x`, Buffer.from(JSON.stringify({ model: 'image-a', prompt: PROMPT }))],
-      ['a cut form', formBody([['model', 'image-a']]).contentType, formBody([['model', 'image-a'], ['prompt', PROMPT]]).body.subarray(0, 60)],
+      [
+        'a cut form',
+        formBody([['model', 'image-a']]).contentType,
+        formBody([
+          ['model', 'image-a'],
+          ['prompt', PROMPT],
+        ]).body.subarray(0, 60),
+      ],
     ])('refuses an image edit declared multipart with %s with 400, forwarding nothing', async (_, contentType, body) => {
       const answer = await send(gateway.url, IMAGE_PATHS.edits, { key: KEY_A, body, headers: { 'content-type': contentType } });
       expectErrorShape(ENTRY_POINTS[8], answer, 400);
@@ -423,7 +430,11 @@ describe('hostile input', () => {
 
     it('refuses a multipart edit over 32 MiB with 413, forwarding nothing', async () => {
       const big = { filename: 'big.png', type: 'image/png', bytes: Buffer.alloc(BODY_LIMIT_BYTES, 7) };
-      const form = formBody([['model', 'image-a'], ['prompt', PROMPT], ['image', big]]);
+      const form = formBody([
+        ['model', 'image-a'],
+        ['prompt', PROMPT],
+        ['image', big],
+      ]);
       expect(form.body.length).toBeGreaterThan(BODY_LIMIT_BYTES);
       const answer = await send(gateway.url, IMAGE_PATHS.edits, { key: KEY_A, body: form.body, headers: { 'content-type': form.contentType } });
       expectErrorShape(ENTRY_POINTS[8], answer, 413);
@@ -478,7 +489,10 @@ describe('hostile input', () => {
   it('comes back to its memory baseline after oversize, deep and wide bodies', async () => {
     const wide = thousandsOfKeys(ENTRY_POINTS[0]);
     const deep = splice(JSON.stringify(ENTRY_POINTS[0].base), 1, `"extra":${'['.repeat(10_000)}${']'.repeat(10_000)},`);
-    const big = formBody([['model', 'image-a'], ['image', { filename: 'big.png', type: 'image/png', bytes: Buffer.alloc(BODY_LIMIT_BYTES, 7) }]]);
+    const big = formBody([
+      ['model', 'image-a'],
+      ['image', { filename: 'big.png', type: 'image/png', bytes: Buffer.alloc(BODY_LIMIT_BYTES, 7) }],
+    ]);
     const round = async () => {
       await send(gateway.url, '/v1/chat/completions', { key: KEY_A, body: wide });
       await send(gateway.url, '/v1/chat/completions', { key: KEY_A, body: deep });
@@ -625,7 +639,12 @@ describe('key guessing', () => {
 
   it('does not believe X-Forwarded-For from a peer that is not a trusted proxy', async () => {
     const spoofed = (client: string) =>
-      send(gateway.url, '/v1/chat/completions', { key: `gk-guess-${String(wrong++).padStart(6, '0')}`, body: chatBody, localAddress: '127.0.0.4', headers: { 'x-forwarded-for': client } });
+      send(gateway.url, '/v1/chat/completions', {
+        key: `gk-guess-${String(wrong++).padStart(6, '0')}`,
+        body: chatBody,
+        localAddress: '127.0.0.4',
+        headers: { 'x-forwarded-for': client },
+      });
     for (let attempt = 0; attempt < LIMIT; attempt++) expect((await spoofed(`198.51.100.${attempt}`)).status).toBe(401);
 
     expect((await spoofed('198.51.100.99')).status).toBe(429);

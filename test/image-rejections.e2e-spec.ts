@@ -93,7 +93,10 @@ const REFUSED_EVERYWHERE: JsonCase[] = [
   { what: 'a file_id spelt with an escape (file\\u005fid)', body: (e) => jsonOf(e.base, {}, ['"reference":{"file\\u005fid":"file-abc123"}']) },
   { what: 'a file_id whose value is not a string', body: (e) => jsonOf(e.base, { reference: { file_id: 42 } }) },
   { what: 'an asset:// address', body: (e) => jsonOf(e.base, { reference_image: 'asset://img-123' }) },
-  { what: 'an ASSET:// address (uppercase scheme) in a list', body: (e) => jsonOf(e.base, { reference_images: ['https://example.com/a.png', 'ASSET://img-123'] }) },
+  {
+    what: 'an ASSET:// address (uppercase scheme) in a list',
+    body: (e) => jsonOf(e.base, { reference_images: ['https://example.com/a.png', 'ASSET://img-123'] }),
+  },
   { what: 'an asset:\\/\\/ address spelt with escaped slashes', body: (e) => jsonOf(e.base, {}, ['"reference_image":"asset:\\/\\/img-123"']) },
   { what: 'an asset:// address spelt with an escaped letter', body: (e) => jsonOf(e.base, {}, ['"reference_image":"\\u0061sset://img-123"']) },
 ];
@@ -127,7 +130,8 @@ const REFUSED_C: JsonCase[] = [
   { what: 'a fileData part', body: () => jsonOf(C.base, { contents: [{ role: 'user', parts: [{ text: PROMPT }, fileDataPart] }] }) },
   {
     what: 'a file_data part (snake case)',
-    body: () => jsonOf(C.base, { contents: [{ role: 'user', parts: [{ text: PROMPT }, { file_data: { mime_type: 'image/png', file_uri: 'files/abc123' } }] }] }),
+    body: () =>
+      jsonOf(C.base, { contents: [{ role: 'user', parts: [{ text: PROMPT }, { file_data: { mime_type: 'image/png', file_uri: 'files/abc123' } }] }] }),
   },
   { what: 'a fileData part in the system instruction', body: () => jsonOf(C.base, { systemInstruction: { parts: [fileDataPart] } }) },
   {
@@ -203,7 +207,14 @@ const BOUNDARY = '----gateway-rejections-boundary-Qm9v';
 const IMAGE_FILE = { filename: 'fox.png', type: 'image/png', bytes: SIMULATED_PNG };
 type FormField = [string, string] | [string, typeof IMAGE_FILE];
 
-function form(extra: FormField[] = [], base: FormField[] = [['model', 'image-a'], ['prompt', PROMPT], ['image', IMAGE_FILE]]) {
+function form(
+  extra: FormField[] = [],
+  base: FormField[] = [
+    ['model', 'image-a'],
+    ['prompt', PROMPT],
+    ['image', IMAGE_FILE],
+  ],
+) {
   return formBody([...base, ...extra], BOUNDARY);
 }
 
@@ -249,10 +260,32 @@ const REFUSED_FORMS: FormCase[] = [
   formCase('a file_id[] field (array spelling)', [['file_id[]', 'file-abc123']]),
   formCase('an asset:// address in a text field', [['image_url', 'asset://img-123']]),
   formCase('an ASSET:// address in a text field', [['mask_url', 'ASSET://mask-1']]),
-  formCase('no model', [], [['prompt', PROMPT], ['image', IMAGE_FILE]]),
-  formCase('an empty model', [], [['model', ''], ['prompt', PROMPT], ['image', IMAGE_FILE]]),
+  formCase(
+    'no model',
+    [],
+    [
+      ['prompt', PROMPT],
+      ['image', IMAGE_FILE],
+    ],
+  ),
+  formCase(
+    'an empty model',
+    [],
+    [
+      ['model', ''],
+      ['prompt', PROMPT],
+      ['image', IMAGE_FILE],
+    ],
+  ),
   formCase('model twice', [['model', 'image-a']]),
-  formCase('model sent as a file', [], [['model', { filename: 'model.txt', type: 'text/plain', bytes: Buffer.from('image-a') }], ['prompt', PROMPT]]),
+  formCase(
+    'model sent as a file',
+    [],
+    [
+      ['model', { filename: 'model.txt', type: 'text/plain', bytes: Buffer.from('image-a') }],
+      ['prompt', PROMPT],
+    ],
+  ),
   { what: 'a content type without a boundary parameter', body: form().body, contentType: 'multipart/form-data' },
   { what: 'a boundary that is not the one the body uses', body: form().body, contentType: 'multipart/form-data; boundary=other-boundary' },
   { what: 'no closing boundary', body: Buffer.from(`${modelPart}${promptPart}`), contentType: FORM_TYPE },
@@ -277,7 +310,8 @@ const REFUSED_FORMS: FormCase[] = [
 
 /** A valid form written by hand around the standard parts, to vary what RFC 2046 and 7578 allow. */
 function handForm(options: { preamble?: string; epilogue?: string; padding?: string; partHeaders?: string; modelHeader?: string }): Buffer {
-  const head = (name: string) => options.modelHeader && name === 'model' ? options.modelHeader : `Content-Disposition: form-data; name="${name}"${options.partHeaders ?? ''}`;
+  const head = (name: string) =>
+    options.modelHeader && name === 'model' ? options.modelHeader : `Content-Disposition: form-data; name="${name}"${options.partHeaders ?? ''}`;
   const pad = options.padding ?? '';
   return Buffer.concat([
     Buffer.from(`${options.preamble ?? ''}--${BOUNDARY}${pad}\r\n${head('model')}\r\n\r\nimage-a\r\n`),
@@ -293,7 +327,15 @@ const ACCEPTED_FORMS: FormCase[] = [
   { what: 'no line break after the closing boundary', body: handForm({ epilogue: '' }), contentType: FORM_TYPE },
   { what: 'a quoted boundary after another parameter', body: handForm({}), contentType: `multipart/form-data; charset=utf-8; boundary="${BOUNDARY}"` },
   formCase('stream=false', [['stream', 'false']]),
-  formCase('a prompt holding the words file_id and asset://', [], [['model', 'image-a'], ['prompt', 'A sign reading file_id and asset://logo'], ['image', IMAGE_FILE]]),
+  formCase(
+    'a prompt holding the words file_id and asset://',
+    [],
+    [
+      ['model', 'image-a'],
+      ['prompt', 'A sign reading file_id and asset://logo'],
+      ['image', IMAGE_FILE],
+    ],
+  ),
   formCase('a text field whose value is "file_id"', [['user', 'file_id']]),
 ];
 
@@ -327,7 +369,6 @@ function rejectionsConfigYaml(simulator: string): string {
   if (!yaml.includes(chat)) throw new Error('imagesConfigYaml changed: update rejectionsConfigYaml');
   return yaml.replace(chat, `${chat}    prices: { input_tokens: 2, output_tokens: 8 }\n`);
 }
-
 
 describe('image rejections', () => {
   let gateway: GatewayHarness;
@@ -452,7 +493,13 @@ describe('image rejections', () => {
       { name: 'format B', path: IMAGE_PATHS.vendorB, model: 'image-b', shape: 'chat' as Shape },
       { name: 'format C', path: IMAGE_PATHS.generateContent('image-c'), model: 'image-c', shape: 'google' as Shape },
     ])('$name takes no form: a valid form is refused', async ({ path, model, shape }) => {
-      const { body, contentType } = form([], [['model', model], ['prompt', PROMPT]]);
+      const { body, contentType } = form(
+        [],
+        [
+          ['model', model],
+          ['prompt', PROMPT],
+        ],
+      );
 
       await expectRefused(path, body, contentType, 400, ERROR_400[shape]);
     });
@@ -491,14 +538,28 @@ describe('image rejections', () => {
 
     it('format A edits: a form over 32 MiB gives 413', async () => {
       const big = { filename: 'big.png', type: 'image/png', bytes: Buffer.alloc(BODY_LIMIT_BYTES, 7) };
-      const { body, contentType } = form([], [['model', 'image-a'], ['prompt', PROMPT], ['image', big]]);
+      const { body, contentType } = form(
+        [],
+        [
+          ['model', 'image-a'],
+          ['prompt', PROMPT],
+          ['image', big],
+        ],
+      );
 
       await expectRefused(IMAGE_PATHS.edits, body, contentType, 413, CHAT_413);
     });
 
     it('format A edits: a chunked form over 32 MiB that announces no length gives 413', async () => {
       const big = { filename: 'big.png', type: 'image/png', bytes: Buffer.alloc(BODY_LIMIT_BYTES, 7) };
-      const { body, contentType } = form([], [['model', 'image-a'], ['prompt', PROMPT], ['image', big]]);
+      const { body, contentType } = form(
+        [],
+        [
+          ['model', 'image-a'],
+          ['prompt', PROMPT],
+          ['image', big],
+        ],
+      );
       let offset = 0;
       const chunked = new ReadableStream<Uint8Array>({
         pull(controller) {
@@ -537,7 +598,11 @@ describe('image rejections', () => {
     it('format A edits: a 20 MiB form goes upstream intact, only the model value replaced', async () => {
       const bytes = randomBytes(20 * MIB);
       const image = { filename: 'large.png', type: 'image/png', bytes };
-      const fields: FormField[] = [['prompt', PROMPT], ['image', image], ['size', '1024x1024']];
+      const fields: FormField[] = [
+        ['prompt', PROMPT],
+        ['image', image],
+        ['size', '1024x1024'],
+      ];
       const sent = formBody([['model', 'image-a'], ...fields], BOUNDARY);
       const expected = formBody([['model', 'vendor-image-a-1'], ...fields], BOUNDARY);
 
@@ -556,7 +621,12 @@ describe('image rejections', () => {
 
     it('format A edits: a 20 MiB JSON edit goes upstream as the same bytes except the model', async () => {
       const bytes = randomBytes(15 * MIB);
-      const sent = JSON.stringify({ model: 'image-a', prompt: PROMPT, images: [{ image_url: `data:image/png;base64,${bytes.toString('base64')}` }], size: '1024x1024' });
+      const sent = JSON.stringify({
+        model: 'image-a',
+        prompt: PROMPT,
+        images: [{ image_url: `data:image/png;base64,${bytes.toString('base64')}` }],
+        size: '1024x1024',
+      });
       expect(Buffer.byteLength(sent)).toBeGreaterThan(20 * MIB);
 
       await expectForwarded(IMAGE_PATHS.edits, sent, 'application/json');
@@ -632,7 +702,13 @@ describe('image rejections', () => {
       const tag = await leaveOnceUpstream(B.path, jsonOf(B.base, { size: '1024x1024' }));
       const record = await recordTagged(tag);
 
-      expect(record).toMatchObject({ status: 499, errorCode: 'client_closed', interface: 'images_b', model: 'image-b', usage: { output_images: 1, input_images: 0 } });
+      expect(record).toMatchObject({
+        status: 499,
+        errorCode: 'client_closed',
+        interface: 'images_b',
+        model: 'image-b',
+        usage: { output_images: 1, input_images: 0 },
+      });
       // One 1024x1024 image: the tier up to 1 MP, 0.02 per image.
       expect(record.costNano).toBe(20_000_000n);
       expect(await spent()).toBe(before + 20_000_000n);

@@ -642,13 +642,16 @@ describe('images formats A, B and C', () => {
       await expectNothingForwarded(answer);
     });
 
-    it.each(['streamGenerateContent', 'countTokens', 'embedContent', 'predict'])('answers :%s with 400 in the Google shape, nothing forwarded', async (method) => {
-      const answer = await post(`${IMAGE_PATHS.generateContent('image-c', method)}?alt=sse`, GEMINI_TEXT_BODY, googKey(IMAGE_KEYS.all));
+    it.each(['streamGenerateContent', 'countTokens', 'embedContent', 'predict'])(
+      'answers :%s with 400 in the Google shape, nothing forwarded',
+      async (method) => {
+        const answer = await post(`${IMAGE_PATHS.generateContent('image-c', method)}?alt=sse`, GEMINI_TEXT_BODY, googKey(IMAGE_KEYS.all));
 
-      expect(answer.status).toBe(400);
-      expect(answer.json).toEqual(GOOGLE_ERROR(400, 'INVALID_ARGUMENT', 'INVALID_REQUEST'));
-      await expectNothingForwarded(answer);
-    });
+        expect(answer.status).toBe(400);
+        expect(answer.json).toEqual(GOOGLE_ERROR(400, 'INVALID_ARGUMENT', 'INVALID_REQUEST'));
+        await expectNothingForwarded(answer);
+      },
+    );
 
     it('answers a path without a method with 400, nothing forwarded', async () => {
       const answer = await post('/v1beta/models/image-c', GEMINI_TEXT_BODY, googKey(IMAGE_KEYS.all));
@@ -864,7 +867,12 @@ describe('images formats A, B and C', () => {
       expect(answer.status).toBe(400);
       expect(answer.text).toBe(
         JSON.stringify(
-          openAiError(400, "Invalid file 'image': unsupported mimetype ('image/gif'). Supported file formats are 'image/png', 'image/jpeg', 'image/webp'.", null, 'image'),
+          openAiError(
+            400,
+            "Invalid file 'image': unsupported mimetype ('image/gif'). Supported file formats are 'image/png', 'image/jpeg', 'image/webp'.",
+            null,
+            'image',
+          ),
         ),
       );
       expect(await recordOf(answer.requestId)).toMatchObject({ interface: 'images_a_edits', status: 400, errorCode: 'upstream_400', costNano: 0n });
@@ -905,7 +913,12 @@ describe('images formats A, B and C', () => {
     ])('format $format: any other upstream error body comes back byte for byte with its status and retry headers', async ({ path, upstream }) => {
       const errorText = '{ "error" : {"message":"Upstream busy \\u00e9 ", "code": "weird"}  }\n';
       gateway.simulator.failNext(upstream, { status: 422, body: errorText, headers: { 'content-type': 'application/json', 'retry-after': '7' } });
-      const body = path === IMAGE_PATHS.vendorB ? JSON.stringify({ model: 'image-b', prompt: 'x' }) : path === IMAGE_PATHS.generations ? JSON.stringify({ model: 'image-a', prompt: 'x' }) : GEMINI_TEXT_BODY;
+      const body =
+        path === IMAGE_PATHS.vendorB
+          ? JSON.stringify({ model: 'image-b', prompt: 'x' })
+          : path === IMAGE_PATHS.generations
+            ? JSON.stringify({ model: 'image-a', prompt: 'x' })
+            : GEMINI_TEXT_BODY;
       const answer = await post(path, body);
 
       expect(answer.status).toBe(422);
@@ -915,7 +928,13 @@ describe('images formats A, B and C', () => {
     });
 
     const credentialCases = [401, 402, 403].flatMap((status) => [
-      { status, format: 'A generations', path: IMAGE_PATHS.generations, upstream: UPSTREAM_PATHS.generations, body: JSON.stringify({ model: 'image-a', prompt: 'x' }) },
+      {
+        status,
+        format: 'A generations',
+        path: IMAGE_PATHS.generations,
+        upstream: UPSTREAM_PATHS.generations,
+        body: JSON.stringify({ model: 'image-a', prompt: 'x' }),
+      },
       { status, format: 'A edits', path: IMAGE_PATHS.edits, upstream: UPSTREAM_PATHS.edits, form: true },
       { status, format: 'B', path: IMAGE_PATHS.vendorB, upstream: UPSTREAM_PATHS.vendorB, body: JSON.stringify({ model: 'image-b', prompt: 'x' }) },
       { status, format: 'C', path: IMAGE_PATHS.generateContent('image-c'), upstream: UPSTREAM_PATHS.generateContent, body: GEMINI_TEXT_BODY },

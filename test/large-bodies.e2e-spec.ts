@@ -118,12 +118,16 @@ function send(url: string, options: { body?: Buffer; chunks?: Buffer[]; headers?
     const headers: Record<string, string> = { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json', ...options.headers };
     if (options.chunks) headers['transfer-encoding'] = 'chunked';
     else headers['content-length'] = String(options.body?.length ?? 0);
-    const request = httpRequest(url, { method: 'POST', headers, agent: false, signal: options.signal ?? AbortSignal.timeout(CLIENT_PATIENCE_MS) }, (response) => {
-      const received: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => received.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(received).toString('utf8') }));
-      response.on('error', reject);
-    });
+    const request = httpRequest(
+      url,
+      { method: 'POST', headers, agent: false, signal: options.signal ?? AbortSignal.timeout(CLIENT_PATIENCE_MS) },
+      (response) => {
+        const received: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => received.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(received).toString('utf8') }));
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     if (options.chunks) {
       for (const chunk of options.chunks) request.write(chunk);
@@ -585,7 +589,9 @@ describe('large request bodies', () => {
       expect(upstream.path).toBe(MESSAGES_PATH);
       const sent = upstream.json as { model: string; messages: Array<{ role: string; content: unknown }> };
       expect(sent.model).toBe(UPSTREAM.messages);
-      const parts = sent.messages.flatMap((message) => (typeof message.content === 'string' ? [{ text: message.content }] : (message.content as Array<{ text?: string }>)));
+      const parts = sent.messages.flatMap((message) =>
+        typeof message.content === 'string' ? [{ text: message.content }] : (message.content as Array<{ text?: string }>),
+      );
       const texts = parts.map((part) => part.text).filter((value): value is string => typeof value === 'string');
       expect(texts.filter((value) => value === text)).toHaveLength(1);
     });

@@ -158,15 +158,20 @@ describe('call log lines', () => {
     expect(log.lines.filter((line) => line.msg === 'probe')).toEqual([]);
   });
 
-  it('writes Nest\'s own messages as JSON lines of the same log, with their context', () => {
+  it("writes Nest's own messages as JSON lines of the same log, with their context", () => {
     expect(log.lines.some((line) => line.level === 30 && typeof line.context === 'string' && typeof line.msg === 'string')).toBe(true);
   });
 
   it('never writes a key, the vendor key, a credential header or a body', async () => {
-    const messagesKeyHeader = await post(gateway, '/v1/messages', { model: 'messages-model', max_tokens: 64, messages: [{ role: 'user', content: SECRET_PROMPT }] }, {
-      authorization: '',
-      'x-api-key': KEYS.member,
-    });
+    const messagesKeyHeader = await post(
+      gateway,
+      '/v1/messages',
+      { model: 'messages-model', max_tokens: 64, messages: [{ role: 'user', content: SECRET_PROMPT }] },
+      {
+        authorization: '',
+        'x-api-key': KEYS.member,
+      },
+    );
     const admin = await fetch(`${gateway.url}/admin/owners/team-a`, { headers: { authorization: `Bearer ${ADMIN_TOKEN_FOR_TESTS}` } });
     await admin.text();
     expect([messagesKeyHeader.status, admin.status]).toEqual([200, 200]);

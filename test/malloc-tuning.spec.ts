@@ -12,7 +12,12 @@ describe('allocator tuning', () => {
   const tunablesIn = (text: string): string[] => [...text.matchAll(/glibc\.malloc\.[a-z_]+=\d+(?::glibc\.malloc\.[a-z_]+=\d+)*/g)].map((match) => match[0]);
 
   const fromPackage = tunablesIn(JSON.parse(read('package.json')).scripts.start as string);
-  const fromDocker = tunablesIn(read('Dockerfile').split('\n').filter((line) => line.startsWith('ENV ')).join('\n'));
+  const fromDocker = tunablesIn(
+    read('Dockerfile')
+      .split('\n')
+      .filter((line) => line.startsWith('ENV '))
+      .join('\n'),
+  );
   const fromBench = tunablesIn(read('bench/gateway-env.mjs'));
   const fromSharedHarnessRecipe = tunablesIn(read('bench/README.md'));
 

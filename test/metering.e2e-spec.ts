@@ -372,9 +372,7 @@ describe('metering', () => {
       const record = await onlyRecordOf(chat.requestId);
 
       expect(record.usage).toMatchObject({ input_tokens: usage.prompt_tokens, cached_input_tokens: cached });
-      expect(record.costNano).toBe(
-        BigInt(usage.prompt_tokens - cached) * 2_500n + BigInt(cached) * 1_250n + BigInt(usage.completion_tokens) * 10_000n,
-      );
+      expect(record.costNano).toBe(BigInt(usage.prompt_tokens - cached) * 2_500n + BigInt(cached) * 1_250n + BigInt(usage.completion_tokens) * 10_000n);
     });
 
     it('keeps cached messages tokens and bills cache reads at the cached price', async () => {
@@ -450,7 +448,11 @@ describe('metering', () => {
     it('does not bill count_tokens', async () => {
       const before = await spentNano('team-meter');
 
-      const counted = await post('/v1/messages/count_tokens', { model: 'messages-model', messages: [{ role: 'user', content: 'count me' }] }, { key: METER_KEY });
+      const counted = await post(
+        '/v1/messages/count_tokens',
+        { model: 'messages-model', messages: [{ role: 'user', content: 'count me' }] },
+        { key: METER_KEY },
+      );
 
       expect(counted.status).toBe(200);
       expect(counted.json().input_tokens).toBeGreaterThan(0);

@@ -80,9 +80,7 @@ class Scrape {
     const wanted = Object.entries(labels);
     const found = this.samples.find(
       (sample) =>
-        sample.name === name &&
-        Object.keys(sample.labels).length === wanted.length &&
-        wanted.every(([label, value]) => sample.labels[label] === value),
+        sample.name === name && Object.keys(sample.labels).length === wanted.length && wanted.every(([label, value]) => sample.labels[label] === value),
     );
     return found?.value;
   }
@@ -303,7 +301,9 @@ describe('GET /metrics', () => {
       expect(metrics.value('gateway_video_tasks_open', { status: 'queued' })).toBeUndefined();
       expect(metrics.value('gateway_usage_total', { model: 'video-c', figure: 'output_seconds' })).toBe(5);
       expect(metrics.value('gateway_cost_total', { model: 'video-c' })).toBeCloseTo(0.25, 12);
-      expect(metrics.value('gateway_requests_total', { entry: '/vendor-c/v2/query/video_generation/:taskId', model: 'none', status: '200', translated: 'false' })).toBe(1);
+      expect(
+        metrics.value('gateway_requests_total', { entry: '/vendor-c/v2/query/video_generation/:taskId', model: 'none', status: '200', translated: 'false' }),
+      ).toBe(1);
     });
   });
 });

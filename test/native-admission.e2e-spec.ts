@@ -227,7 +227,13 @@ describe('admission before forwarding', () => {
     it.each([
       { status: 400, what: 'a duplicated field', path: CHAT_PATH, body: '{"model":"chat-model","model":"chat-model"}', key: KEYS.all },
       { status: 401, what: 'a wrong key', path: CHAT_PATH, body: chatBody(), key: 'gk-wrong' },
-      { status: 403, what: 'a model outside the scope', path: MESSAGES_PATH, body: '{"model":"messages-model","max_tokens":8,"messages":[]}', key: KEYS.chatOnly },
+      {
+        status: 403,
+        what: 'a model outside the scope',
+        path: MESSAGES_PATH,
+        body: '{"model":"messages-model","max_tokens":8,"messages":[]}',
+        key: KEYS.chatOnly,
+      },
       { status: 404, what: 'an unknown model', path: CHAT_PATH, body: '{"model":"no-such-model","messages":[]}', key: KEYS.all },
       { status: 404, what: 'an unknown route', path: '/v1/no-such-route', body: chatBody(), key: KEYS.all },
     ])('is on a $status answer for $what', async (request) => {

@@ -42,8 +42,18 @@ const USER_TEXT = '"caf\\u00e9 \\ud83d\\ude00 na\u00efve \\"quoted\\""';
 const FORWARDED_ENTRIES = [
   { path: CHAT_PATH, model: 'chat-model', upstreamModel: CHAT_UPSTREAM_MODEL, payload: `"messages" :[ {"content":${USER_TEXT},"role":"user"} ]` },
   { path: '/v1/responses', model: 'chat-model', upstreamModel: CHAT_UPSTREAM_MODEL, payload: `"input" : [ {"role":"user","content":${USER_TEXT}} ]` },
-  { path: MESSAGES_PATH, model: 'messages-model', upstreamModel: 'vendor-messages-2025-02', payload: `"max_tokens":64,"messages":[{"role":"user","content":${USER_TEXT}}]` },
-  { path: COUNT_TOKENS_PATH, model: 'messages-model', upstreamModel: 'vendor-messages-2025-02', payload: `"messages":[{"role":"user","content":${USER_TEXT}}]` },
+  {
+    path: MESSAGES_PATH,
+    model: 'messages-model',
+    upstreamModel: 'vendor-messages-2025-02',
+    payload: `"max_tokens":64,"messages":[{"role":"user","content":${USER_TEXT}}]`,
+  },
+  {
+    path: COUNT_TOKENS_PATH,
+    model: 'messages-model',
+    upstreamModel: 'vendor-messages-2025-02',
+    payload: `"messages":[{"role":"user","content":${USER_TEXT}}]`,
+  },
   { path: '/v1/embeddings', model: 'embed-model', upstreamModel: 'vendor-embed-3', payload: `"input" : [${USER_TEXT}, "second"]` },
 ];
 
@@ -59,7 +69,13 @@ function messagesBody(): Record<string, unknown> {
 function sseData(text: string): string[] {
   return text
     .split(/\r?\n\r?\n/)
-    .map((block) => block.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join(''))
+    .map((block) =>
+      block
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+        .join(''),
+    )
     .filter((data) => data !== '');
 }
 
@@ -79,7 +95,9 @@ function usageChunks(text: string): Array<Record<string, unknown>> {
 
 /** Header names the upstream received, without the transport ones. */
 function forwardedHeaderNames(request: RecordedRequest): string[] {
-  return Object.keys(request.headers).filter((name) => !TRANSPORT_HEADERS.has(name)).sort();
+  return Object.keys(request.headers)
+    .filter((name) => !TRANSPORT_HEADERS.has(name))
+    .sort();
 }
 
 describe('native forwarding', () => {

@@ -27,7 +27,12 @@ function sourceFiles(folder: string): string[] {
 
 /** Package names the shipped code imports or requires (src/, scripts/, the simulator the demo runs, ormconfig.ts). */
 function importedPackages(): Set<string> {
-  const files = [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'scripts')), ...sourceFiles(join(ROOT, 'test', 'simulator')), join(ROOT, 'ormconfig.ts')];
+  const files = [
+    ...sourceFiles(join(ROOT, 'src')),
+    ...sourceFiles(join(ROOT, 'scripts')),
+    ...sourceFiles(join(ROOT, 'test', 'simulator')),
+    join(ROOT, 'ormconfig.ts'),
+  ];
   const names = new Set<string>();
   const specifier = /(?:from\s+|require\(\s*|require\.resolve\(\s*|import\(\s*)'([^'.][^']*)'/g;
   for (const file of files) {

@@ -1,14 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import {
-  AUDIO_HOST,
-  AUDIO_MS_PER_CHARACTER,
-  audioChunks,
-  SPEECH_ERRORS,
-  speechAudio,
-  usageCharacters,
-  wordCount,
-} from './simulator/speech-route';
+import { AUDIO_HOST, AUDIO_MS_PER_CHARACTER, audioChunks, SPEECH_ERRORS, speechAudio, usageCharacters, wordCount } from './simulator/speech-route';
 import { parseSse } from './simulator/simulator-test-kit';
 import { UsageRecord } from '../src/metering/usage-record.entity';
 import { GatewayHarness } from './support/gateway-harness';
@@ -72,7 +64,12 @@ function audioEvent(chunk: Buffer, traceId: string): string {
 /** The simulator's stream for `text`, byte for byte: the audio pieces, then the whole audio with extra_info. */
 function expectedStream(text: string, traceId: string): string {
   const audio = speechAudio(text);
-  const final = { data: { audio: audio.toString('hex'), status: 2, ced: '' }, extra_info: extraInfoOf(text), trace_id: traceId, base_resp: { status_code: 0, status_msg: 'success' } };
+  const final = {
+    data: { audio: audio.toString('hex'), status: 2, ced: '' },
+    extra_info: extraInfoOf(text),
+    trace_id: traceId,
+    base_resp: { status_code: 0, status_msg: 'success' },
+  };
   return `${audioChunks(audio)
     .map((chunk) => audioEvent(chunk, traceId))
     .join('')}data: ${JSON.stringify(final)}\n\n`;
@@ -109,7 +106,6 @@ function speechConfigYaml(simulator: string): string {
     `  - id: speech-failover\n    upstream_model: ${UPSTREAM_MODEL}\n    interfaces: [speech_c]\n    lines: [line-wrong-key, line-a]\n    prices: { input_characters: 100 }\n`;
   return yaml.replace('upstreams:\n', narrowLine + slowLine + wrongLine).replace('models:\n', narrowModel + slowModel + wrongModels);
 }
-
 
 describe('speech (vendor-c t2a_v2)', () => {
   let gateway: GatewayHarness;
@@ -391,7 +387,13 @@ describe('speech (vendor-c t2a_v2)', () => {
         expect(answer.text).not.toContain('login fail');
         expect(gateway.simulator.requests).toHaveLength(1);
         expect(gateway.simulator.requests[0].headers.authorization).toBe(`Bearer ${WRONG_VENDOR_KEY}`);
-        expect(await gateway.usageRecord(requestIdOf(answer))).toMatchObject({ line: 'line-wrong-key', status: 502, errorCode: 'upstream_failed', usage: null, costNano: 0n });
+        expect(await gateway.usageRecord(requestIdOf(answer))).toMatchObject({
+          line: 'line-wrong-key',
+          status: 502,
+          errorCode: 'upstream_failed',
+          usage: null,
+          costNano: 0n,
+        });
       },
     );
 

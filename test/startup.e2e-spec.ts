@@ -301,7 +301,10 @@ keys: []
     it(
       'starts with a model that has no prices, warning about it in the log',
       async () => {
-        const yaml = goodConfigYaml(simulatorUrl).replace('owners:', '  - id: unpriced-model\n    upstream_model: vendor-chat-2025-01\n    interfaces: [chat_completions]\n    lines: [line-a]\nowners:');
+        const yaml = goodConfigYaml(simulatorUrl).replace(
+          'owners:',
+          '  - id: unpriced-model\n    upstream_model: vendor-chat-2025-01\n    interfaces: [chat_completions]\n    lines: [line-a]\nowners:',
+        );
         const path = await configFile('unpriced.yaml', yaml);
         const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: await dataDir(), ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY });
 

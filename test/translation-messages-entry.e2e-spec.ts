@@ -125,16 +125,19 @@ function upstreamUsage(request: RecordedRequest): ReplyUsage {
 function costOf(usage: ReplyUsage, model: keyof typeof PRICES): bigint {
   const prices = PRICES[model];
   const total =
-    BigInt(usage.inputTokens - usage.cachedTokens) * prices.input +
-    BigInt(usage.cachedTokens) * prices.cached +
-    BigInt(usage.outputTokens) * prices.output;
+    BigInt(usage.inputTokens - usage.cachedTokens) * prices.input + BigInt(usage.cachedTokens) * prices.cached + BigInt(usage.outputTokens) * prices.output;
   return (total + 500_000n) / 1_000_000n;
 }
 
 /** The dropped fields the gateway named, in any order. */
 function droppedFields(headers: Headers): string[] {
   const value = headers.get('x-gateway-dropped');
-  return value === null ? [] : value.split(',').map((field) => field.trim()).sort();
+  return value === null
+    ? []
+    : value
+        .split(',')
+        .map((field) => field.trim())
+        .sort();
 }
 
 /**
@@ -571,7 +574,9 @@ describe('messages entry translated to responses and chat-completions upstreams'
 
     it('lists only the dropped field when ignored ones come along', async () => {
       const { response: raw } = await anthropic.messages
-        .create(withSampling({ model: 'chat-only', max_tokens: 256, top_k: 40, metadata: { user_id: 'user-1234' }, messages: [{ role: 'user', content: 'Hello' }] }))
+        .create(
+          withSampling({ model: 'chat-only', max_tokens: 256, top_k: 40, metadata: { user_id: 'user-1234' }, messages: [{ role: 'user', content: 'Hello' }] }),
+        )
         .withResponse();
 
       expect(droppedFields(raw.headers)).toEqual(['top_k']);

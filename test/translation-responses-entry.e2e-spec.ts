@@ -141,16 +141,19 @@ function upstreamUsage(request: RecordedRequest): ReplyUsage {
 function costOf(usage: ReplyUsage, model: keyof typeof PRICES): bigint {
   const prices = PRICES[model];
   const total =
-    BigInt(usage.inputTokens - usage.cachedTokens) * prices.input +
-    BigInt(usage.cachedTokens) * prices.cached +
-    BigInt(usage.outputTokens) * prices.output;
+    BigInt(usage.inputTokens - usage.cachedTokens) * prices.input + BigInt(usage.cachedTokens) * prices.cached + BigInt(usage.outputTokens) * prices.output;
   return (total + 500_000n) / 1_000_000n;
 }
 
 /** The dropped fields the gateway named, in any order. */
 function droppedFields(headers: Headers): string[] {
   const value = headers.get('x-gateway-dropped');
-  return value === null ? [] : value.split(',').map((field) => field.trim()).sort();
+  return value === null
+    ? []
+    : value
+        .split(',')
+        .map((field) => field.trim())
+        .sort();
 }
 
 function reasoningItemOf(response: OpenAI.Responses.Response): OpenAI.Responses.ResponseReasoningItem {
@@ -214,9 +217,11 @@ describe('responses entry translated to messages and chat-completions upstreams'
 
   describe('answers, headers and billing', () => {
     it('answers a responses call on a messages-only model with the upstream text, saying it translated to messages', async () => {
-      const { data: response, response: raw, request_id } = await openai.responses
-        .create({ model: 'msg-only', input: 'Hello translation', instructions: 'Be brief.' })
-        .withResponse();
+      const {
+        data: response,
+        response: raw,
+        request_id,
+      } = await openai.responses.create({ model: 'msg-only', input: 'Hello translation', instructions: 'Be brief.' }).withResponse();
 
       expect(response.object).toBe('response');
       expect(response.status).toBe('completed');
@@ -248,9 +253,11 @@ describe('responses entry translated to messages and chat-completions upstreams'
     });
 
     it('answers a responses call on a chat-only model with the upstream text, saying it translated to chat_completions', async () => {
-      const { data: response, response: raw, request_id } = await openai.responses
-        .create({ model: 'chat-only', input: 'Hello translation', instructions: 'Be brief.' })
-        .withResponse();
+      const {
+        data: response,
+        response: raw,
+        request_id,
+      } = await openai.responses.create({ model: 'chat-only', input: 'Hello translation', instructions: 'Be brief.' }).withResponse();
 
       expect(response.status).toBe('completed');
       expect(response.output_text).toBe('Hello from vendor-chat-1: Hello translation');
@@ -307,9 +314,10 @@ describe('responses entry translated to messages and chat-completions upstreams'
     });
 
     it('does not translate the chat-completions entry: a messages-only model refuses it with 400', async () => {
-      await expect(
-        openai.chat.completions.create({ model: 'msg-only', messages: [{ role: 'user', content: 'Hello' }] }),
-      ).rejects.toMatchObject({ status: 400, error: { type: 'invalid_request_error', code: null } });
+      await expect(openai.chat.completions.create({ model: 'msg-only', messages: [{ role: 'user', content: 'Hello' }] })).rejects.toMatchObject({
+        status: 400,
+        error: { type: 'invalid_request_error', code: null },
+      });
       expect(gateway.simulator.requests).toHaveLength(0);
     });
 
@@ -344,9 +352,7 @@ describe('responses entry translated to messages and chat-completions upstreams'
       expect(response.output_text).toBe('');
       const upstream = bodyOf(onlyUpstreamCall(path, UPSTREAM_MODEL[model]));
       if (path === '/v1/messages') {
-        expect(upstream.tools).toEqual([
-          { name: 'get_weather', description: 'Current weather of a city', input_schema: WEATHER_PARAMETERS, strict: true },
-        ]);
+        expect(upstream.tools).toEqual([{ name: 'get_weather', description: 'Current weather of a city', input_schema: WEATHER_PARAMETERS, strict: true }]);
       } else {
         expect(upstream.tools).toEqual([
           {
@@ -464,9 +470,7 @@ describe('responses entry translated to messages and chat-completions upstreams'
       const response = await openai.responses.create({ model: 'msg-only', input: 'Count the users', tools: [SQL_TOOL] });
 
       expect(lastUpstreamBody().tools).toEqual([{ name: 'run_sql', description: 'Runs one SQL statement', input_schema: CUSTOM_TOOL_SCHEMA }]);
-      expect(response.output).toEqual([
-        expect.objectContaining({ type: 'custom_tool_call', name: 'run_sql', input: 'Paris', call_id: expect.any(String) }),
-      ]);
+      expect(response.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', name: 'run_sql', input: 'Paris', call_id: expect.any(String) })]);
     });
 
     it('declares a custom tool to a chat-completions upstream as a function with one string parameter input', async () => {
@@ -475,9 +479,7 @@ describe('responses entry translated to messages and chat-completions upstreams'
       expect(lastUpstreamBody().tools).toEqual([
         { type: 'function', function: { name: 'run_sql', description: 'Runs one SQL statement', parameters: CUSTOM_TOOL_SCHEMA } },
       ]);
-      expect(response.output).toEqual([
-        expect.objectContaining({ type: 'custom_tool_call', name: 'run_sql', input: 'Paris', call_id: expect.any(String) }),
-      ]);
+      expect(response.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', name: 'run_sql', input: 'Paris', call_id: expect.any(String) })]);
     });
 
     it.each([
@@ -574,10 +576,7 @@ describe('responses entry translated to messages and chat-completions upstreams'
         },
       ],
       ['tool_choice of a hosted tool', { input: USER_TEXT, tools: [WEATHER_TOOL], tool_choice: { type: 'web_search_preview' } }],
-      [
-        'input_image with file_id',
-        { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-abc123', detail: 'auto' }] }] },
-      ],
+      ['input_image with file_id', { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-abc123', detail: 'auto' }] }] }],
       ['input_file with file_id', { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-abc123' }] }] }],
     ];
     const models = ['msg-only', 'chat-only'] as const;
@@ -708,9 +707,7 @@ describe('responses entry translated to messages and chat-completions upstreams'
     });
 
     it.each(['low', 'medium', 'high'] as const)('maps reasoning.effort %s to the chat reasoning_effort', async (effort) => {
-      const { data: response, request_id } = await openai.responses
-        .create({ model: 'chat-only', input: 'Think first', reasoning: { effort } })
-        .withResponse();
+      const { data: response, request_id } = await openai.responses.create({ model: 'chat-only', input: 'Think first', reasoning: { effort } }).withResponse();
 
       const upstream = onlyUpstreamCall('/v1/chat/completions', 'vendor-chat-1');
       expect(bodyOf(upstream).reasoning_effort).toBe(effort);
@@ -734,8 +731,7 @@ describe('responses entry translated to messages and chat-completions upstreams'
       ['named', 'msg-only'],
       ['named', 'chat-only'],
     ] as const)('switches reasoning off when tool_choice is %s (%s)', async (kind, model) => {
-      const toolChoice: OpenAI.Responses.ResponseCreateParams['tool_choice'] =
-        kind === 'required' ? 'required' : { type: 'function', name: 'get_weather' };
+      const toolChoice: OpenAI.Responses.ResponseCreateParams['tool_choice'] = kind === 'required' ? 'required' : { type: 'function', name: 'get_weather' };
 
       const response = await openai.responses.create({
         model,

@@ -123,9 +123,7 @@ function upstreamUsage(request: RecordedRequest): ReplyUsage {
 function costOf(usage: ReplyUsage, model: PricedModel): bigint {
   const prices = PRICES[model];
   const total =
-    BigInt(usage.inputTokens - usage.cachedTokens) * prices.input +
-    BigInt(usage.cachedTokens) * prices.cached +
-    BigInt(usage.outputTokens) * prices.output;
+    BigInt(usage.inputTokens - usage.cachedTokens) * prices.input + BigInt(usage.cachedTokens) * prices.cached + BigInt(usage.outputTokens) * prices.output;
   return (total + 500_000n) / 1_000_000n;
 }
 
@@ -331,9 +329,7 @@ describe('translated streams', () => {
     });
 
     it.each(RESPONSES_ENTRY_MODELS)('streams two parallel function calls from %s as two output items', async (model) => {
-      const response = await openai.responses
-        .stream({ model, input: 'Check the weather in parallel please', tools: [RESPONSES_WEATHER_TOOL] })
-        .finalResponse();
+      const response = await openai.responses.stream({ model, input: 'Check the weather in parallel please', tools: [RESPONSES_WEATHER_TOOL] }).finalResponse();
 
       const calls = response.output.filter((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall[];
       expect(calls).toHaveLength(2);
@@ -555,7 +551,11 @@ describe('translated streams', () => {
       gateway.simulator.failNext(path, { kind: 'stall-mid-stream', afterEvents: 2 });
       const client = new AbortController();
 
-      const response = await post('/v1/messages', { model, max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Wait for me' }] }, client.signal);
+      const response = await post(
+        '/v1/messages',
+        { model, max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Wait for me' }] },
+        client.signal,
+      );
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
       const items = await readSseUntil(response, (seen) => seen.filter((item) => item.event === 'ping').length >= 3);
@@ -596,7 +596,11 @@ describe('translated streams', () => {
       gateway.simulator.failNext('/v1/chat/completions', { kind: 'raw', status: 200, contentType: 'text/event-stream', chunks: chunks(), keepOpen: true });
       const client = new AbortController();
 
-      const response = await post('/v1/messages', { model: 'chat-only', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Fill my socket' }] }, client.signal);
+      const response = await post(
+        '/v1/messages',
+        { model: 'chat-only', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Fill my socket' }] },
+        client.signal,
+      );
       expect(response.status).toBe(200);
       // Ten ping intervals without reading: the gateway's writes fill the socket, and it stops
       // reading the upstream; the silence that follows is the client's own, not the upstream's.
@@ -626,7 +630,11 @@ describe('translated streams', () => {
       gateway.simulator.failNext(path, { kind: 'stall-mid-stream', afterEvents: 0 });
       const client = new AbortController();
 
-      const response = await post('/v1/messages', { model, max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Say nothing yet' }] }, client.signal);
+      const response = await post(
+        '/v1/messages',
+        { model, max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Say nothing yet' }] },
+        client.signal,
+      );
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
       const items = await readSseUntil(response, (seen) => seen.filter((item) => item.event === 'ping').length >= 2);
@@ -736,7 +744,10 @@ describe('translated streams', () => {
       const body = await response.json();
       expect(body).toEqual({
         type: 'error',
-        error: { type: status === 429 ? 'rate_limit_error' : 'invalid_request_error', message: expect.stringContaining(`Simulated upstream failure (${status})`) },
+        error: {
+          type: status === 429 ? 'rate_limit_error' : 'invalid_request_error',
+          message: expect.stringContaining(`Simulated upstream failure (${status})`),
+        },
       });
       const record = await gateway.usageRecord(response.headers.get('x-request-id') ?? '');
       expect(record).toMatchObject({ interface: 'messages', translatedTo: UPSTREAM[model].protocol, status });

@@ -80,7 +80,13 @@ function chatBody(model: string, stream = false): Record<string, unknown> {
 
 /** One chat-completions stream chunk on the wire, as the vendor frames it. */
 function chatChunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
-  const chunk = { id: 'chatcmpl-faults', object: 'chat.completion.chunk', created: 1, model: UPSTREAM_MODEL, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  const chunk = {
+    id: 'chatcmpl-faults',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: UPSTREAM_MODEL,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
   return `data: ${JSON.stringify(chunk)}\n\n`;
 }
 
@@ -234,7 +240,13 @@ describe('upstream faults', () => {
       await expect(stream.finalResponse()).rejects.toMatchObject({ type: 'error', code: 'upstream_timeout', message: expect.any(String) });
       expect(types[0]).toBe('response.created');
       expect(types).not.toContain('response.completed');
-      expect(await recordOf(lastRequestId)).toMatchObject({ line: 'line-quick', interface: 'responses', stream: true, status: 200, errorCode: 'upstream_timeout' });
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        line: 'line-quick',
+        interface: 'responses',
+        stream: true,
+        status: 200,
+        errorCode: 'upstream_timeout',
+      });
     });
 
     it('ends a translated responses stream (messages upstream) with an error event, and bills the figures seen so far', async () => {
@@ -252,7 +264,14 @@ describe('upstream faults', () => {
       expect(types).not.toContain('response.completed');
       expect(harness.simulator.requests.map((request) => request.path)).toEqual([MESSAGES_PATH]);
       const record = await recordOf(lastRequestId);
-      expect(record).toMatchObject({ line: 'line-quick', interface: 'responses', translatedTo: 'messages', stream: true, status: 200, errorCode: 'upstream_timeout' });
+      expect(record).toMatchObject({
+        line: 'line-quick',
+        interface: 'responses',
+        translatedTo: 'messages',
+        stream: true,
+        status: 200,
+        errorCode: 'upstream_timeout',
+      });
       expect(record.usage?.input_tokens).toBeGreaterThan(0);
     });
 
@@ -287,7 +306,14 @@ describe('upstream faults', () => {
       expect(answer.status).toBe(504);
       expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
       expect(JSON.parse(answer.text)).toEqual({ error: { message: expect.any(String), type: expect.any(String), code: 'upstream_timeout' } });
-      expect(await recordOf(answer.requestId)).toMatchObject({ line: 'line-quick', interface: 'responses', translatedTo: 'messages', stream: true, status: 504, errorCode: 'upstream_timeout' });
+      expect(await recordOf(answer.requestId)).toMatchObject({
+        line: 'line-quick',
+        interface: 'responses',
+        translatedTo: 'messages',
+        stream: true,
+        status: 504,
+        errorCode: 'upstream_timeout',
+      });
     });
 
     it('answers 502 upstream_failed in the messages shape when the chat upstream resets before any event, and the SDK raises it', async () => {
@@ -297,7 +323,13 @@ describe('upstream faults', () => {
 
       await expect(failure).rejects.toBeInstanceOf(Anthropic.InternalServerError);
       await expect(failure).rejects.toMatchObject({ status: 502, error: { type: 'error', error: { type: 'api_error', code: 'upstream_failed' } } });
-      expect(await recordOf(lastRequestId)).toMatchObject({ interface: 'messages', translatedTo: 'chat_completions', stream: true, status: 502, errorCode: 'upstream_failed' });
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        interface: 'messages',
+        translatedTo: 'chat_completions',
+        stream: true,
+        status: 502,
+        errorCode: 'upstream_failed',
+      });
     });
 
     it('answers 502 upstream_failed when the upstream ends its stream without a byte', async () => {
@@ -381,7 +413,13 @@ describe('upstream faults', () => {
       expect(answer.headers.get('content-type')).toBe('application/json');
       expect(answer.text).toBe(broken);
       expect(harness.simulator.requests).toHaveLength(1);
-      expect(await recordOf(answer.requestId)).toMatchObject({ line: 'line-a', status: 200, errorCode: 'upstream_unreadable_answer', usage: null, costNano: 0n });
+      expect(await recordOf(answer.requestId)).toMatchObject({
+        line: 'line-a',
+        status: 200,
+        errorCode: 'upstream_unreadable_answer',
+        usage: null,
+        costNano: 0n,
+      });
     });
 
     it('passes a messages error body sent with HTTP 200 through unchanged, and records the error', async () => {
@@ -421,7 +459,7 @@ describe('upstream faults', () => {
         costNano: costOf(12, 2),
       });
     });
-    it('passes a chat stream that carries the upstream\'s error chunk through, the openai SDK raises it, and the record names it', async () => {
+    it("passes a chat stream that carries the upstream's error chunk through, the openai SDK raises it, and the record names it", async () => {
       const error = { message: 'The engine is currently overloaded.', type: 'server_error', param: null, code: null };
       const chunks = [chatChunk({ role: 'assistant', content: 'Hello' }), chatUsageChunk(9, 1), `data: ${JSON.stringify({ error })}\n\n`];
       harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks));
@@ -429,16 +467,23 @@ describe('upstream faults', () => {
       const stream = await openai.chat.completions.create({ ...chatBody('pair-model', true), stream: true, stream_options: { include_usage: true } } as never);
       const seen: string[] = [];
       const reading = (async () => {
-        for await (const chunk of stream as unknown as AsyncIterable<{ choices: Array<{ delta: { content?: string } }> }>) seen.push(chunk.choices[0]?.delta.content ?? '');
+        for await (const chunk of stream as unknown as AsyncIterable<{ choices: Array<{ delta: { content?: string } }> }>)
+          seen.push(chunk.choices[0]?.delta.content ?? '');
       })();
 
       await expect(reading).rejects.toMatchObject({ message: expect.stringContaining('overloaded') });
       expect(seen).toContain('Hello');
       expect(harness.simulator.requests).toHaveLength(1);
-      expect(await recordOf(lastRequestId)).toMatchObject({ line: 'line-a', stream: true, status: 200, errorCode: 'upstream_error_in_stream', costNano: costOf(9, 1) });
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        line: 'line-a',
+        stream: true,
+        status: 200,
+        errorCode: 'upstream_error_in_stream',
+        costNano: costOf(9, 1),
+      });
     });
 
-    it('passes a messages stream that carries the upstream\'s error event through unchanged, and the record names it', async () => {
+    it("passes a messages stream that carries the upstream's error event through unchanged, and the record names it", async () => {
       const chunks = [
         `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { id: 'msg_faults', type: 'message', role: 'assistant', model: UPSTREAM_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 7, output_tokens: 1 } } })}\n\n`,
         `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`,
@@ -449,14 +494,32 @@ describe('upstream faults', () => {
 
       expect(answer.status).toBe(200);
       expect(answer.text).toBe(chunks.join(''));
-      expect(await recordOf(answer.requestId)).toMatchObject({ interface: 'messages', stream: true, status: 200, errorCode: 'upstream_error_in_stream', costNano: costOf(7, 1) });
+      expect(await recordOf(answer.requestId)).toMatchObject({
+        interface: 'messages',
+        stream: true,
+        status: 200,
+        errorCode: 'upstream_error_in_stream',
+        costNano: costOf(7, 1),
+      });
     });
 
     it('completes a translated stream whose last event comes with the end of the upstream body, and keeps the connection', async () => {
       const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
       const chunks = [
-        event('message_start', { message: { id: 'msg_faults', type: 'message', role: 'assistant', model: UPSTREAM_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 11, output_tokens: 1 } } }),
-        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) + event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello' } }),
+        event('message_start', {
+          message: {
+            id: 'msg_faults',
+            type: 'message',
+            role: 'assistant',
+            model: UPSTREAM_MODEL,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 11, output_tokens: 1 },
+          },
+        }),
+        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+          event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello' } }),
         // The final events and the end of the body in one write: the gateway reads them together.
         event('content_block_stop', { index: 0 }) +
           event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } }) +
@@ -470,7 +533,14 @@ describe('upstream faults', () => {
 
       expect((await stream.finalResponse()).output_text).toBe('Hello');
       expect(types[types.length - 1]).toBe('response.completed');
-      expect(await recordOf(lastRequestId)).toMatchObject({ line: 'line-quick', interface: 'responses', translatedTo: 'messages', status: 200, errorCode: null, usage: { input_tokens: 11, output_tokens: 3 } });
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        line: 'line-quick',
+        interface: 'responses',
+        translatedTo: 'messages',
+        status: 200,
+        errorCode: null,
+        usage: { input_tokens: 11, output_tokens: 3 },
+      });
       // The connection served this answer to its end: the next call on the line goes out on it.
       const next = await post(CHAT_PATH, chatBody('quick-model'));
       expect(next.status).toBe(200);
@@ -480,9 +550,23 @@ describe('upstream faults', () => {
     function completeMessagesStream(): string[] {
       const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
       return [
-        event('message_start', { message: { id: 'msg_rest', type: 'message', role: 'assistant', model: UPSTREAM_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 11, output_tokens: 1 } } }),
-        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) + event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello' } }),
-        event('content_block_stop', { index: 0 }) + event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } }) + event('message_stop', {}),
+        event('message_start', {
+          message: {
+            id: 'msg_rest',
+            type: 'message',
+            role: 'assistant',
+            model: UPSTREAM_MODEL,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 11, output_tokens: 1 },
+          },
+        }),
+        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+          event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello' } }),
+        event('content_block_stop', { index: 0 }) +
+          event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } }) +
+          event('message_stop', {}),
       ];
     }
 
@@ -502,7 +586,13 @@ describe('upstream faults', () => {
 
       expect((await stream.finalResponse()).output_text).toBe('Hello');
       expect(types[types.length - 1]).toBe('response.completed');
-      expect(await recordOf(lastRequestId)).toMatchObject({ interface: 'responses', translatedTo: 'messages', status: 200, errorCode: null, usage: { input_tokens: 11, output_tokens: 3 } });
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        interface: 'responses',
+        translatedTo: 'messages',
+        status: 200,
+        errorCode: null,
+        usage: { input_tokens: 11, output_tokens: 3 },
+      });
       // The gateway closed the connection after about 1 MiB of the rest: the simulator stopped writing long before its end.
       expect(pulled).toBeLessThan(total / 2);
     });
@@ -510,7 +600,13 @@ describe('upstream faults', () => {
     it('gives up an upstream that keeps the connection open after a translated stream is complete, once its patience (5 s) is over', async () => {
       // Every event of the reply, then neither more bytes nor the end of the body, on a line whose
       // timeout is longer than the patience (line-quick's would end the wait first).
-      harness.simulator.failNext(MESSAGES_PATH, { kind: 'raw', status: 200, contentType: 'text/event-stream', chunks: completeMessagesStream(), keepOpen: true });
+      harness.simulator.failNext(MESSAGES_PATH, {
+        kind: 'raw',
+        status: 200,
+        contentType: 'text/event-stream',
+        chunks: completeMessagesStream(),
+        keepOpen: true,
+      });
       const started = Date.now();
       const stream = openai.responses.stream({ model: 'msg-pair-only', input: 'Tell me about faults' });
       const types: string[] = [];
@@ -524,7 +620,11 @@ describe('upstream faults', () => {
     }, 20_000);
 
     it('records a responses stream that ends in response.failed as an upstream error in the stream', async () => {
-      const failed = { type: 'response.failed', sequence_number: 1, response: { id: 'resp_faults', object: 'response', status: 'failed', error: { code: 'server_error', message: 'boom' }, output: [], usage: null } };
+      const failed = {
+        type: 'response.failed',
+        sequence_number: 1,
+        response: { id: 'resp_faults', object: 'response', status: 'failed', error: { code: 'server_error', message: 'boom' }, output: [], usage: null },
+      };
       const chunks = [`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`];
       harness.simulator.failNext(RESPONSES_PATH, raw('text/event-stream', chunks));
 
@@ -563,11 +663,21 @@ describe('upstream faults', () => {
       await expect(failure).rejects.toBeInstanceOf(Anthropic.InternalServerError);
       await expect(failure).rejects.toMatchObject({ status: 502, error: { type: 'error', error: { type: 'api_error', code: 'upstream_failed' } } });
       expect(harness.simulator.requests).toHaveLength(1);
-      expect(await recordOf(lastRequestId)).toMatchObject({ interface: 'messages', translatedTo: 'chat_completions', status: 502, errorCode: 'upstream_failed' });
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        interface: 'messages',
+        translatedTo: 'chat_completions',
+        status: 502,
+        errorCode: 'upstream_failed',
+      });
     });
 
     it('ends a translated messages stream at a chat chunk of broken JSON with an error event the messages SDK raises', async () => {
-      const chunks = [chatChunk({ role: 'assistant', content: 'Hello' }), 'data: {"choices":[{"delta":{"content":\n\n', chatChunk({ content: ' world' }, 'stop'), 'data: [DONE]\n\n'];
+      const chunks = [
+        chatChunk({ role: 'assistant', content: 'Hello' }),
+        'data: {"choices":[{"delta":{"content":\n\n',
+        chatChunk({ content: ' world' }, 'stop'),
+        'data: [DONE]\n\n',
+      ];
       harness.simulator.failNext(CHAT_PATH, raw('text/event-stream', chunks));
       const types: string[] = [];
 
@@ -580,7 +690,13 @@ describe('upstream faults', () => {
       expect(types[0]).toBe('message_start');
       expect(types).toContain('content_block_delta');
       expect(types).not.toContain('message_stop');
-      expect(await recordOf(lastRequestId)).toMatchObject({ interface: 'messages', translatedTo: 'chat_completions', stream: true, status: 200, errorCode: 'upstream_stream_error' });
+      expect(await recordOf(lastRequestId)).toMatchObject({
+        interface: 'messages',
+        translatedTo: 'chat_completions',
+        stream: true,
+        status: 200,
+        errorCode: 'upstream_stream_error',
+      });
     });
 
     it('skips garbage lines and comments in a chat stream that is translated to messages, and completes the answer', async () => {
@@ -685,7 +801,13 @@ describe('upstream faults', () => {
       const url = new URL(`${harness.url}${CHAT_PATH}`);
       const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
         const request = http.request(
-          { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json' } },
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: 'POST',
+            headers: { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json' },
+          },
           resolve,
         );
         request.on('error', reject);

@@ -105,7 +105,6 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-
 describe('upstream lines', () => {
   let harness: GatewayHarness;
   let simulator: UpstreamSimulator;

@@ -259,7 +259,9 @@ describe('video tasks', () => {
       const record = await gateway.usageRecord(refused.headers.get('x-request-id')!);
       expect(record).toMatchObject({ interface: 'video_c', status: 400, costNano: 0n });
       expect(await gateway.usageRecord(broken.headers.get('x-request-id')!)).toMatchObject({ status: 502, costNano: 0n });
-      const [{ count }] = await gateway.dataSource.query(`SELECT count(*)::int AS count FROM video_task WHERE owner_id = 'team-b' AND upstream_task_id IS NULL`);
+      const [{ count }] = await gateway.dataSource.query(
+        `SELECT count(*)::int AS count FROM video_task WHERE owner_id = 'team-b' AND upstream_task_id IS NULL`,
+      );
       expect(count).toBe(0);
     });
   });
@@ -375,7 +377,7 @@ describe('video tasks', () => {
       ]);
     });
 
-    it("a draft of another owner, a task that is not a draft, or an unknown id give 404 and nothing is forwarded", async () => {
+    it('a draft of another owner, a task that is not a draft, or an unknown id give 404 and nothing is forwarded', async () => {
       const draft = await submitB(VIDEO_KEYS.teamA1, { draft: true });
       const plain = await submitB(VIDEO_KEYS.teamB);
       const upstreamDraft = gateway.simulator.video.get(gateway.simulator.video.list('vendor-b').at(-2)!.id)!;

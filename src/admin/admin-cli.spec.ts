@@ -130,21 +130,60 @@ describe(runAdminCommand.name, () => {
   it("passes the usage list's flags as the admin API's query string, the limit as a number", async () => {
     const key = '0b6f2a4e-6c1e-4e0b-9f59-2d6f0b1c2a3d';
     const { output, calls } = await run([
-      'usage', 'list', '--owner', 'team-a', '--key', key, '--model=chat-model', '--interface', 'chat_completions',
-      '--status', '4xx', '--from', '2026-11-01', '--to', '2026-12-01T00:00:00Z', '--limit', '20', '--after', 'cursor',
+      'usage',
+      'list',
+      '--owner',
+      'team-a',
+      '--key',
+      key,
+      '--model=chat-model',
+      '--interface',
+      'chat_completions',
+      '--status',
+      '4xx',
+      '--from',
+      '2026-11-01',
+      '--to',
+      '2026-12-01T00:00:00Z',
+      '--limit',
+      '20',
+      '--after',
+      'cursor',
     ]);
 
     expect(calls).toEqual([
       [
         'usageRecords',
-        { owner: 'team-a', key, model: 'chat-model', interface: 'chat_completions', status: '4xx', from: '2026-11-01', to: '2026-12-01T00:00:00Z', limit: 20, after: 'cursor' },
+        {
+          owner: 'team-a',
+          key,
+          model: 'chat-model',
+          interface: 'chat_completions',
+          status: '4xx',
+          from: '2026-11-01',
+          to: '2026-12-01T00:00:00Z',
+          limit: 20,
+          after: 'cursor',
+        },
       ],
     ]);
     expect(output).toEqual({ data: [], next: null });
   });
 
   it('passes the daily range and filters, --group-by as group_by', async () => {
-    const { output, calls } = await run(['usage', 'daily', '--from', '2026-11-01', '--to=2026-11-30', '--owner', 'team-a', '--model', 'm', '--group-by', 'owner']);
+    const { output, calls } = await run([
+      'usage',
+      'daily',
+      '--from',
+      '2026-11-01',
+      '--to=2026-11-30',
+      '--owner',
+      'team-a',
+      '--model',
+      'm',
+      '--group-by',
+      'owner',
+    ]);
 
     expect(calls).toEqual([['dailyTotals', { from: '2026-11-01', to: '2026-11-30', owner: 'team-a', model: 'm', group_by: 'owner' }]]);
     expect(output).toEqual({ data: [] });
@@ -176,7 +215,11 @@ describe(runAdminCommand.name, () => {
     ['a stray argument to usage list', ['usage', 'list', 'team-a'], 'unexpected argument team-a'],
     ['a daily option given to usage list', ['usage', 'list', '--group-by', 'owner'], 'unknown option --group-by'],
     ['a list option given to usage daily', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--status', '4xx'], 'unknown option --status'],
-    ['the query string name of --group-by', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--group_by', 'owner'], 'unknown option --group_by'],
+    [
+      'the query string name of --group-by',
+      ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--group_by', 'owner'],
+      'unknown option --group_by',
+    ],
     ['a missing --from to usage daily', ['usage', 'daily', '--to', '2026-11-30'], '--from is required'],
     ['a missing --to to usage daily', ['usage', 'daily', '--from', '2026-11-01'], '--to is required'],
     ['days given without flags', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '2026-12-01'], 'unexpected argument 2026-12-01'],

@@ -135,7 +135,10 @@ export async function runAdminCommand({ store, usage, knownModels }: AdminComman
     case 'keys create': {
       const parsed = parse(rest, ['owner', 'models', 'expires']);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
-      const models = required(parsed, 'models').split(',').map((model) => model.trim()).filter((model) => model !== '');
+      const models = required(parsed, 'models')
+        .split(',')
+        .map((model) => model.trim())
+        .filter((model) => model !== '');
       const body = validated(CreateKeyBody, { owner: required(parsed, 'owner'), models, expires_at: parsed.flags.get('expires') }, 'command');
       const unknown = knownModels ? unknownModels(body.models, (model) => knownModels.has(model)) : [];
       if (unknown.length > 0) throw new GatewayError('invalid_request', `models: ${unknown.join(', ')} not in the catalog`);

@@ -167,10 +167,10 @@ export class AdminStore {
   /** Sets the budget (null: unlimited); spent and reserved amounts are untouched. */
   async setBudget(id: string, budgetNano: bigint | null): Promise<OwnerRow> {
     const rows = returnedRows<OwnerRecord>(
-      await this.dataSource.query(
-        `UPDATE quota_owner SET budget_nano = $2, updated_at = now() WHERE id = $1 RETURNING ${OWNER_COLUMNS}`,
-        [id, budgetNano?.toString() ?? null],
-      ),
+      await this.dataSource.query(`UPDATE quota_owner SET budget_nano = $2, updated_at = now() WHERE id = $1 RETURNING ${OWNER_COLUMNS}`, [
+        id,
+        budgetNano?.toString() ?? null,
+      ]),
     );
     if (rows.length === 0) throw ownerMissing(id);
     return ownerOf(rows[0]);
@@ -232,14 +232,14 @@ export class AdminStore {
   async renewProjectKeys(ownerId: string, expiresAt: Date | null): Promise<KeyRow[]> {
     const owner = await this.owner(ownerId);
     if (owner.kind !== 'project') {
-      throw new GatewayError('invalid_request', `${JSON.stringify(ownerId)} is a member; a member's keys are renewed one by one (POST /admin/keys/{id}/renew).`);
+      throw new GatewayError(
+        'invalid_request',
+        `${JSON.stringify(ownerId)} is a member; a member's keys are renewed one by one (POST /admin/keys/{id}/renew).`,
+      );
     }
     return this.dataSource.transaction(async (manager) => {
       await manager.query(`UPDATE api_key SET expires_at = $2, updated_at = now() WHERE owner_id = $1`, [ownerId, expiresAt]);
-      const rows = await manager.query<KeyRecord[]>(
-        `SELECT ${KEY_COLUMNS} ${KEYS_FROM} WHERE k.owner_id = $1 ORDER BY ${CREATED_MS}, k.id`,
-        [ownerId],
-      );
+      const rows = await manager.query<KeyRecord[]>(`SELECT ${KEY_COLUMNS} ${KEYS_FROM} WHERE k.owner_id = $1 ORDER BY ${CREATED_MS}, k.id`, [ownerId]);
       return rows.map(keyOf);
     });
   }
@@ -264,10 +264,7 @@ export class AdminStore {
 
   private async keyIn(manager: EntityManager, id: string): Promise<KeyRow> {
     if (!UUID.test(id)) throw keyMissing(id);
-    const [row] = await manager.query<KeyRecord[]>(
-      `SELECT ${KEY_COLUMNS} ${KEYS_FROM} WHERE k.id = $1`,
-      [id],
-    );
+    const [row] = await manager.query<KeyRecord[]>(`SELECT ${KEY_COLUMNS} ${KEYS_FROM} WHERE k.id = $1`, [id]);
     if (!row) throw keyMissing(id);
     return keyOf(row);
   }

@@ -10,7 +10,8 @@ import type { DailyTotal, UsageRow } from './usage-query';
  * (DESIGN.md section 7); `*_nano` fields give the exact integers as strings.
  */
 
-const SOURCE_DOC = '`config`: from the configuration file, re-applied at every start (changes made here to its fields do not survive a restart); `admin`: made through this API or the command line.';
+const SOURCE_DOC =
+  '`config`: from the configuration file, re-applied at every start (changes made here to its fields do not survive a restart); `admin`: made through this API or the command line.';
 
 export class OwnerView {
   @ApiProperty() id!: string;

@@ -96,9 +96,7 @@ export class UsageQuery {
   constructor(private readonly dataSource: DataSource) {}
 
   async record(requestId: string): Promise<UsageRow | undefined> {
-    const [row] = await this.dataSource.query<UsageRecordRow[]>(`SELECT ${RECORD_COLUMNS} FROM usage_record WHERE request_id = $1`, [
-      requestId,
-    ]);
+    const [row] = await this.dataSource.query<UsageRecordRow[]>(`SELECT ${RECORD_COLUMNS} FROM usage_record WHERE request_id = $1`, [requestId]);
     return row ? usageRowOf(row) : undefined;
   }
 

@@ -55,11 +55,7 @@ export class ApiKeyGuard implements CanActivate {
     if (!(error instanceof GatewayError) || error.code !== 'invalid_api_key') return error;
     const retryAfterSeconds = this.failures.recordFailure(request.ip);
     if (retryAfterSeconds === undefined) return error;
-    return new GatewayError(
-      'rate_limit_exceeded',
-      `Too many invalid API keys from this address; retry after ${retryAfterSeconds} s.`,
-      retryAfterSeconds,
-    );
+    return new GatewayError('rate_limit_exceeded', `Too many invalid API keys from this address; retry after ${retryAfterSeconds} s.`, retryAfterSeconds);
   }
 }
 

@@ -64,15 +64,7 @@ export class ApiKeyRepository {
            ON CONFLICT (key_sha256) DO UPDATE SET display_prefix = EXCLUDED.display_prefix,
              owner_id = EXCLUDED.owner_id, models = EXCLUDED.models, enabled = EXCLUDED.enabled,
              expires_at = EXCLUDED.expires_at, source = 'config', updated_at = now()`,
-          [
-            randomUUID(),
-            key.keySha256,
-            key.displayPrefix,
-            key.owner,
-            JSON.stringify(key.models),
-            key.enabled,
-            key.expiresAt ?? null,
-          ],
+          [randomUUID(), key.keySha256, key.displayPrefix, key.owner, JSON.stringify(key.models), key.enabled, key.expiresAt ?? null],
         );
       }
     });

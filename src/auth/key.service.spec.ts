@@ -107,14 +107,8 @@ describe(KeyService.name, () => {
     it.each([
       ['an unknown key', (_repository: FakeKeyRepository) => undefined],
       ['a disabled key', (repository: FakeKeyRepository) => repository.put(KEY, { enabled: false })],
-      [
-        'an expired key',
-        (repository: FakeKeyRepository) => repository.put(KEY, { expiresAt: new Date(START - 1) }),
-      ],
-      [
-        'a key expiring at this very moment',
-        (repository: FakeKeyRepository) => repository.put(KEY, { expiresAt: new Date(START) }),
-      ],
+      ['an expired key', (repository: FakeKeyRepository) => repository.put(KEY, { expiresAt: new Date(START - 1) })],
+      ['a key expiring at this very moment', (repository: FakeKeyRepository) => repository.put(KEY, { expiresAt: new Date(START) })],
     ])('refuses %s with 401 invalid_api_key', async (_label, arrange) => {
       const { repository, service } = setUp();
       arrange(repository);

@@ -3,7 +3,16 @@ import type { GatewayConfig, ModelConfig } from '../config/gateway-config';
 import { CatalogService } from './catalog.service';
 
 function model(id: string, overrides: Partial<ModelConfig> = {}): ModelConfig {
-  return { id, upstreamModel: `up-${id}`, interfaces: ['chat_completions'], lines: ['line-a'], capabilities: { imageInput: false }, prices: {}, priceTiers: [], ...overrides };
+  return {
+    id,
+    upstreamModel: `up-${id}`,
+    interfaces: ['chat_completions'],
+    lines: ['line-a'],
+    capabilities: { imageInput: false },
+    prices: {},
+    priceTiers: [],
+    ...overrides,
+  };
 }
 
 function configWith(models: ModelConfig[]): GatewayConfig {

@@ -5,13 +5,7 @@ import { Entry } from '../forwarding/entry.decorator';
 import { ModelAccessGuard } from '../forwarding/model-access.guard';
 import { NativeCallService } from '../forwarding/native-call.service';
 import { TranslatedCallService } from './translated-call.service';
-import {
-  CHAT_COMPLETIONS_ROUTE,
-  COUNT_TOKENS_ROUTE,
-  EMBEDDINGS_ROUTE,
-  MESSAGES_ROUTE,
-  RESPONSES_ROUTE,
-} from '../forwarding/native-route';
+import { CHAT_COMPLETIONS_ROUTE, COUNT_TOKENS_ROUTE, EMBEDDINGS_ROUTE, MESSAGES_ROUTE, RESPONSES_ROUTE } from '../forwarding/native-route';
 
 /** The text entry points. Guards authenticate and admit; a service forwards natively or translated. */
 @Controller('v1')

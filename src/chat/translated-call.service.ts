@@ -106,7 +106,12 @@ export class TranslatedCallService {
     return headers;
   }
 
-  private async sendAnswer(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
+  private async sendAnswer(
+    plan: TranslationPlan,
+    opened: OpenedResponse,
+    response: ServerResponse,
+    onUsage: (usage: CanonicalUsage) => void,
+  ): Promise<CallOutcome> {
     const raw = await opened.body.whole();
     // The body is read: the line's slot is free before the wait below (ForwardedCall calls `done` again; it is idempotent).
     opened.done();
@@ -124,7 +129,13 @@ export class TranslatedCallService {
     response.end(body);
     // Recorded after the loop's other answers of this turn (nextCheckPhase).
     await nextCheckPhase();
-    return { status: opened.statusCode, line: opened.line.id, errorCode: null, figures: canonicalUsageFigures(answer.usage), upstreamHeadersMs: opened.headersMs };
+    return {
+      status: opened.statusCode,
+      line: opened.line.id,
+      errorCode: null,
+      figures: canonicalUsageFigures(answer.usage),
+      upstreamHeadersMs: opened.headersMs,
+    };
   }
 
   private async sendError(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse): Promise<CallOutcome> {
@@ -133,7 +144,13 @@ export class TranslatedCallService {
     const text = JSON.stringify(body);
     response.writeHead(opened.statusCode, this.head(plan, opened, 'application/json', Buffer.byteLength(text)));
     response.end(text);
-    return { status: opened.statusCode, line: opened.line.id, errorCode: error.code ?? `upstream_${opened.statusCode}`, figures: undefined, upstreamHeadersMs: opened.headersMs };
+    return {
+      status: opened.statusCode,
+      line: opened.line.id,
+      errorCode: error.code ?? `upstream_${opened.statusCode}`,
+      figures: undefined,
+      upstreamHeadersMs: opened.headersMs,
+    };
   }
 
   /**
@@ -141,7 +158,12 @@ export class TranslatedCallService {
    * the events a chunk completes are decoded, translated, encoded and written in that same call,
    * with no promise per chunk or event. Messages clients get pings in long silences.
    */
-  private async pipeStream(plan: TranslationPlan, opened: OpenedResponse, response: ServerResponse, onUsage: (usage: CanonicalUsage) => void): Promise<CallOutcome> {
+  private async pipeStream(
+    plan: TranslationPlan,
+    opened: OpenedResponse,
+    response: ServerResponse,
+    onUsage: (usage: CanonicalUsage) => void,
+  ): Promise<CallOutcome> {
     let usage: CanonicalUsage = {};
     let failed = false;
     let broken: unknown;

@@ -28,7 +28,8 @@ describe('clientErrorAnswer', () => {
 });
 
 describe('clientErrorPath', () => {
-  const parseError = (packet: string, bytesParsed: number) => Object.assign(errorWithCode('HPE_INVALID_HEADER_TOKEN'), { rawPacket: Buffer.from(packet, 'latin1'), bytesParsed });
+  const parseError = (packet: string, bytesParsed: number) =>
+    Object.assign(errorWithCode('HPE_INVALID_HEADER_TOKEN'), { rawPacket: Buffer.from(packet, 'latin1'), bytesParsed });
 
   it('reads the path from the request line of the packet the fault is in', () => {
     expect(clientErrorPath(parseError('POST /v1/messages?beta=true HTTP/1.1\r\nhost: a\r\nbad header: x\r\n\r\n', 42))).toBe('/v1/messages?beta=true');
@@ -47,7 +48,10 @@ describe('clientErrorAnswer on a known path', () => {
     const answer = clientErrorAnswer(errorWithCode('HPE_INVALID_METHOD'), '/v1/messages', 'id-of-the-call');
 
     expect(answer.headers).toMatchObject({ 'x-request-id': 'id-of-the-call', 'request-id': 'id-of-the-call' });
-    expect(JSON.parse(answer.body)).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'The request method is not an HTTP method.', code: null } });
+    expect(JSON.parse(answer.body)).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'The request method is not an HTTP method.', code: null },
+    });
   });
 
   it('gives the generateContent shape the status written, not the 400 of invalid_request', () => {

@@ -165,12 +165,9 @@ describe('generateContent error bodies', () => {
     ]);
   });
 
-  it.each(CODES.filter((code) => CANONICAL_HTTP[STATUS_OF[code]] !== undefined))(
-    'gives %s the canonical status of its HTTP status',
-    (code) => {
-      expect(parsed(code, 'generate_content').error.status).toBe(CANONICAL_HTTP[STATUS_OF[code]]);
-    },
-  );
+  it.each(CODES.filter((code) => CANONICAL_HTTP[STATUS_OF[code]] !== undefined))('gives %s the canonical status of its HTTP status', (code) => {
+    expect(parsed(code, 'generate_content').error.status).toBe(CANONICAL_HTTP[STATUS_OF[code]]);
+  });
 
   it('keeps quotes and line breaks of a message as valid JSON', () => {
     const text = errorBody(new GatewayError('invalid_request', 'only "generateContent"\nis served'), 'generate_content');

@@ -34,8 +34,7 @@ function fromFastify(error: { code?: string; statusCode?: number; message: strin
 function fromHttpException(error: HttpException): GatewayError {
   const status = error.getStatus();
   if (status === 415) return new GatewayError('invalid_request', NOT_A_MEDIA_TYPE);
-  const code: GatewayErrorCode =
-    status === 404 ? 'not_found' : status === 413 ? 'request_too_large' : status < 500 ? 'invalid_request' : 'internal_error';
+  const code: GatewayErrorCode = status === 404 ? 'not_found' : status === 413 ? 'request_too_large' : status < 500 ? 'invalid_request' : 'internal_error';
   const message = status === 404 ? 'No such endpoint.' : status === 413 ? 'Request body is larger than 32 MiB.' : error.message;
   return new GatewayError(code, message);
 }

@@ -31,7 +31,7 @@ describe(TimedServerResponse.name, () => {
     expect(headWrittenAt(response)).toBeGreaterThan(before);
   });
 
-  it('notes when the answer\'s end was written, once, and gives `now` for an answer never ended', async () => {
+  it("notes when the answer's end was written, once, and gives `now` for an answer never ended", async () => {
     let endedBefore = 0;
     const { server, url, closed } = await serve((response) => {
       response.writeHead(200);
@@ -83,19 +83,28 @@ describe(TimedServerResponse.name, () => {
       ['a headers object', (response) => response.writeHead(200, { 'x-kept': 'yes' }).end()],
       ['a reason phrase and a headers object', (response) => response.writeHead(200, 'Fine', { 'x-kept': 'yes' }).end()],
       ['a headers array', (response) => response.writeHead(200, ['x-kept', 'yes']).end()],
-      ['headers set before, none given', (response) => {
-        response.setHeader('x-kept', 'yes');
-        response.writeHead(200).end();
-      }],
-      ['headers set before and given', (response) => {
-        response.setHeader('x-kept', 'yes');
-        response.writeHead(200, { 'x-also': 'yes' }).end();
-      }],
-      ['the implicit head of a first write', (response) => {
-        response.setHeader('x-kept', 'yes');
-        response.end('body');
-      }],
-    ])('is sent as x-request-id with %s, beside the answer\'s headers', async (_name, answer) => {
+      [
+        'headers set before, none given',
+        (response) => {
+          response.setHeader('x-kept', 'yes');
+          response.writeHead(200).end();
+        },
+      ],
+      [
+        'headers set before and given',
+        (response) => {
+          response.setHeader('x-kept', 'yes');
+          response.writeHead(200, { 'x-also': 'yes' }).end();
+        },
+      ],
+      [
+        'the implicit head of a first write',
+        (response) => {
+          response.setHeader('x-kept', 'yes');
+          response.end('body');
+        },
+      ],
+    ])("is sent as x-request-id with %s, beside the answer's headers", async (_name, answer) => {
       const headers = await headersOf(answer);
       expect(headers.get('x-request-id')).toBe('request-7');
       expect(headers.get('x-kept')).toBe('yes');

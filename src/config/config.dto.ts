@@ -54,8 +54,7 @@ function IsStringOrStringList(validationOptions?: ValidationOptions): PropertyDe
     {
       name: 'isStringOrStringList',
       validator: {
-        validate: (value: unknown): boolean =>
-          isNonEmptyString(value) || (Array.isArray(value) && value.length > 0 && value.every(isNonEmptyString)),
+        validate: (value: unknown): boolean => isNonEmptyString(value) || (Array.isArray(value) && value.length > 0 && value.every(isNonEmptyString)),
         defaultMessage: (args?: ValidationArguments): string => {
           const value: unknown = args?.value;
           if (Array.isArray(value)) return value.length === 0 ? NON_EMPTY_LIST.message : EACH_NON_EMPTY_STRING.message;

@@ -136,9 +136,7 @@ describe(loadGatewayConfig.name, () => {
   });
 
   it('names the YAML path of a missing environment variable', () => {
-    expect(problemsOf(DESIGN_EXAMPLE_WITH_LINE_B, {})).toEqual([
-      'upstreams[0].api_key: environment variable LINE_A_KEY is not set',
-    ]);
+    expect(problemsOf(DESIGN_EXAMPLE_WITH_LINE_B, {})).toEqual(['upstreams[0].api_key: environment variable LINE_A_KEY is not set']);
   });
 
   it('keeps only the plaintext key hash and a display prefix, or a hash prefix when only the hash is given', () => {
@@ -175,7 +173,12 @@ describe(loadGatewayConfig.name, () => {
     ['an empty line list', '[line-a]', '[]', 'models[0].lines: must not be empty'],
     ['a line that points at an unknown upstream', '[line-a]', '[line-a, x]', 'models[0].lines[1]: unknown upstream "x"'],
     ['an unknown price name', 'lines: [line-a]', 'lines: [line-a], prices: { sugar: 1 }', 'models[0].prices.sugar: unknown price "sugar"'],
-    ['a price finer than a nano-unit', 'lines: [line-a]', 'lines: [line-a], prices: { input_tokens: 1e-10 }', 'models[0].prices.input_tokens: 1e-10 has more than 9 decimals'],
+    [
+      'a price finer than a nano-unit',
+      'lines: [line-a]',
+      'lines: [line-a], prices: { input_tokens: 1e-10 }',
+      'models[0].prices.input_tokens: 1e-10 has more than 9 decimals',
+    ],
     ['a negative budget', 'kind: project', 'kind: project, budget: -1', 'owners[0].budget: must not be negative'],
     ['an unknown owner kind', 'kind: project', 'kind: boss', 'owners[0].kind: unknown owner kind "boss"'],
     ['a key naming an unknown owner', 'owner: team-a', 'owner: team-z', 'keys[0].owner: unknown owner "team-z"'],
@@ -186,8 +189,18 @@ describe(loadGatewayConfig.name, () => {
     ['a key with both key and key_sha256', 'key: gk-0001', `key: gk-0001, key_sha256: ${HASH}`, 'keys[0]: give exactly one of key and key_sha256'],
     ['a key with neither key nor key_sha256', 'key: gk-0001, ', '', 'keys[0]: give exactly one of key and key_sha256'],
     ['a key_sha256 that is not 64 hex characters', 'key: gk-0001', 'key_sha256: abc', 'keys[0].key_sha256: must be 64 hexadecimal characters'],
-    ['an expiry that is not ISO 8601', 'models: ["*"]', 'models: ["*"], expires_at: tomorrow', 'keys[0].expires_at: must be an ISO 8601 date or date-time with a zone'],
-    ['an expiry without a time zone', 'models: ["*"]', 'models: ["*"], expires_at: "2027-01-01T00:00:00"', 'keys[0].expires_at: must be an ISO 8601 date or date-time with a zone'],
+    [
+      'an expiry that is not ISO 8601',
+      'models: ["*"]',
+      'models: ["*"], expires_at: tomorrow',
+      'keys[0].expires_at: must be an ISO 8601 date or date-time with a zone',
+    ],
+    [
+      'an expiry without a time zone',
+      'models: ["*"]',
+      'models: ["*"], expires_at: "2027-01-01T00:00:00"',
+      'keys[0].expires_at: must be an ISO 8601 date or date-time with a zone',
+    ],
   ])('names the YAML path of %s', (_rule, search, replacement, problem) => {
     const problems = problemsOf(minimalWith(search, replacement));
     expect(problems).toHaveLength(1);
@@ -199,9 +212,7 @@ describe(loadGatewayConfig.name, () => {
     ['models', '  - { id: model-a, upstream_model: up-a, interfaces: [chat_completions], lines: [line-a] }\n', 'model-a'],
     ['owners', '  - { id: team-a, kind: project }\n', 'team-a'],
   ])('reports a duplicate id among %s', (section, entry, id) => {
-    expect(problemsOf(minimalWith(entry, entry + entry))).toEqual([
-      `${section}[1].id: duplicate id "${id}" (also at ${section}[0])`,
-    ]);
+    expect(problemsOf(minimalWith(entry, entry + entry))).toEqual([`${section}[1].id: duplicate id "${id}" (also at ${section}[0])`]);
   });
 
   it('reports the same key given twice', () => {
@@ -305,9 +316,7 @@ describe('price tiers', () => {
   });
 
   it('accepts a max_output_pixels of 1', () => {
-    expect(loadGatewayConfig(withTiers('[{ max_output_pixels: 1, prices: {} }]'), {}).models[1].priceTiers).toStrictEqual([
-      { maxOutputPixels: 1, prices: {} },
-    ]);
+    expect(loadGatewayConfig(withTiers('[{ max_output_pixels: 1, prices: {} }]'), {}).models[1].priceTiers).toStrictEqual([{ maxOutputPixels: 1, prices: {} }]);
   });
 
   it('reads an absent or empty price_tiers as no tiers', () => {
@@ -320,29 +329,81 @@ describe('price tiers', () => {
     ['a tier that is a string', '[1080p]', 'models[1].price_tiers[0]: must be a mapping'],
     ['a tier that is an empty list', '[{ resolution: 720p, prices: {} }, []]', 'models[1].price_tiers[1]: must be a mapping'],
     ['a tier without a condition', '[{ prices: { output_seconds: 1 } }]', 'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels'],
-    ['a tier whose conditions are empty', '[{ resolution: , video_input: , prices: {} }]', 'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels'],
-    ['an empty resolution', '[{ resolution: "", prices: {} }]', 'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings'],
-    ['a resolution that is a number', '[{ resolution: 1080, prices: {} }]', 'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings'],
-    ['a resolution that is a mapping', '[{ resolution: { p: 1080 }, prices: {} }]', 'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings'],
+    [
+      'a tier whose conditions are empty',
+      '[{ resolution: , video_input: , prices: {} }]',
+      'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels',
+    ],
+    [
+      'an empty resolution',
+      '[{ resolution: "", prices: {} }]',
+      'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings',
+    ],
+    [
+      'a resolution that is a number',
+      '[{ resolution: 1080, prices: {} }]',
+      'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings',
+    ],
+    [
+      'a resolution that is a mapping',
+      '[{ resolution: { p: 1080 }, prices: {} }]',
+      'models[1].price_tiers[0].resolution: must be a non-empty string or a list of non-empty strings',
+    ],
     ['an empty resolution list', '[{ resolution: [], prices: {} }]', 'models[1].price_tiers[0].resolution: must not be empty'],
     ['a resolution list with an empty entry', '[{ resolution: [720p, ""], prices: {} }]', 'models[1].price_tiers[0].resolution: must list non-empty strings'],
     ['a resolution list with a number', '[{ resolution: [720p, 1080], prices: {} }]', 'models[1].price_tiers[0].resolution: must list non-empty strings'],
     ['a video_input that is not a boolean', '[{ video_input: yes, prices: {} }]', 'models[1].price_tiers[0].video_input: must be true or false'],
     ['a tier without prices', '[{ resolution: 720p }]', 'models[1].price_tiers[0].prices: is required'],
     ['tier prices that are not a mapping', '[{ resolution: 720p, prices: [1] }]', 'models[1].price_tiers[0].prices: must be a mapping'],
-    ['an unknown tier price', '[{ resolution: 720p, prices: { output_secs: 1 } }]', 'models[1].price_tiers[0].prices.output_secs: unknown price "output_secs" (expected one of: input_tokens,'],
-    ['a tier price finer than a nano-unit', '[{ resolution: 720p, prices: { output_seconds: 1e-10 } }]', 'models[1].price_tiers[0].prices.output_seconds: 1e-10 has more than 9 decimals'],
+    [
+      'an unknown tier price',
+      '[{ resolution: 720p, prices: { output_secs: 1 } }]',
+      'models[1].price_tiers[0].prices.output_secs: unknown price "output_secs" (expected one of: input_tokens,',
+    ],
+    [
+      'a tier price finer than a nano-unit',
+      '[{ resolution: 720p, prices: { output_seconds: 1e-10 } }]',
+      'models[1].price_tiers[0].prices.output_seconds: 1e-10 has more than 9 decimals',
+    ],
     ['a negative tier price', '[{ resolution: 720p, prices: { output_seconds: -1 } }]', 'models[1].price_tiers[0].prices.output_seconds: must not be negative'],
-    ['a tier price that is not an amount', '[{ resolution: 720p, prices: { output_seconds: [1] } }]', 'models[1].price_tiers[0].prices.output_seconds: must be a decimal amount'],
+    [
+      'a tier price that is not an amount',
+      '[{ resolution: 720p, prices: { output_seconds: [1] } }]',
+      'models[1].price_tiers[0].prices.output_seconds: must be a decimal amount',
+    ],
     ['an unknown tier field', '[{ resolution: 720p, size: 4k, prices: {} }]', 'models[1].price_tiers[0].size: unknown field'],
-    ['a problem in a later tier', '[{ resolution: 720p, prices: {} }, { video_input: true, prices: { output_secs: 1 } }]', 'models[1].price_tiers[1].prices.output_secs: unknown price'],
+    [
+      'a problem in a later tier',
+      '[{ resolution: 720p, prices: {} }, { video_input: true, prices: { output_secs: 1 } }]',
+      'models[1].price_tiers[1].prices.output_secs: unknown price',
+    ],
     ['a max_output_pixels of 0', '[{ max_output_pixels: 0, prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
     ['a negative max_output_pixels', '[{ max_output_pixels: -4194304, prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
-    ['a fractional max_output_pixels', '[{ max_output_pixels: 1048576.5, prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
-    ['a max_output_pixels that is a string', '[{ max_output_pixels: "4194304", prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
-    ['a max_output_pixels that is a size', '[{ max_output_pixels: 2048x2048, prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
-    ['a max_output_pixels that is a list', '[{ max_output_pixels: [1024], prices: {} }]', 'models[1].price_tiers[0].max_output_pixels: must be a positive integer'],
-    ['an empty max_output_pixels as the only condition', '[{ max_output_pixels: , prices: {} }]', 'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels'],
+    [
+      'a fractional max_output_pixels',
+      '[{ max_output_pixels: 1048576.5, prices: {} }]',
+      'models[1].price_tiers[0].max_output_pixels: must be a positive integer',
+    ],
+    [
+      'a max_output_pixels that is a string',
+      '[{ max_output_pixels: "4194304", prices: {} }]',
+      'models[1].price_tiers[0].max_output_pixels: must be a positive integer',
+    ],
+    [
+      'a max_output_pixels that is a size',
+      '[{ max_output_pixels: 2048x2048, prices: {} }]',
+      'models[1].price_tiers[0].max_output_pixels: must be a positive integer',
+    ],
+    [
+      'a max_output_pixels that is a list',
+      '[{ max_output_pixels: [1024], prices: {} }]',
+      'models[1].price_tiers[0].max_output_pixels: must be a positive integer',
+    ],
+    [
+      'an empty max_output_pixels as the only condition',
+      '[{ max_output_pixels: , prices: {} }]',
+      'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels',
+    ],
   ])('names the YAML path of %s', (_rule, tiers, problem) => {
     const problems = problemsOf(withTiers(tiers), {});
     expect(problems).toHaveLength(1);
@@ -366,7 +427,7 @@ describe('prices that no call uses', () => {
     return minimalWith('owners:', `  - { id: model-b, upstream_model: up-b, lines: [line-a], ${fields} }\nowners:`);
   }
 
-  it('refuses a price the model\'s only interface does not meter, naming its path and the figures metered', () => {
+  it("refuses a price the model's only interface does not meter, naming its path and the figures metered", () => {
     expect(problemsOf(withModel('interfaces: [video_b], prices: { output_tokens: 2 }'), {})).toEqual([
       "models[1].prices.output_tokens: the model's interfaces (video_b) do not meter output_tokens, so it would never be billed; they meter: output_video_tokens",
     ]);

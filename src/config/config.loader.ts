@@ -92,9 +92,7 @@ function interpolateEnvironment(value: unknown, env: NodeJS.ProcessEnv, path: st
     return value.map((item, index) => interpolateEnvironment(item, env, joinPath(path, index), problems));
   }
   if (isMapping(value)) {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, interpolateEnvironment(item, env, joinPath(path, key), problems)]),
-    );
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolateEnvironment(item, env, joinPath(path, key), problems)]));
   }
   return value;
 }
@@ -346,9 +344,7 @@ function toOwnerConfig(owner: OwnerConfigDto, index: number): OwnerConfig {
 function toKeyConfig(key: KeyConfigDto): KeyConfig {
   return {
     keySha256: sha256Of(key),
-    displayPrefix: isGiven(key.key)
-      ? key.key.slice(0, DISPLAY_PREFIX_LENGTH)
-      : `sha256:${sha256Of(key).slice(0, DISPLAY_PREFIX_LENGTH)}`,
+    displayPrefix: isGiven(key.key) ? key.key.slice(0, DISPLAY_PREFIX_LENGTH) : `sha256:${sha256Of(key).slice(0, DISPLAY_PREFIX_LENGTH)}`,
     owner: key.owner,
     models: key.models,
     enabled: key.enabled ?? true,

@@ -8,7 +8,7 @@ describe('defaultSettings LOG_LEVEL', () => {
     expect(defaultSettings({ LOG_LEVEL: '' }).logLevel).toBe('info');
   });
 
-  it('takes any of pino\'s level names, in any case', () => {
+  it("takes any of pino's level names, in any case", () => {
     expect(defaultSettings({ LOG_LEVEL: 'warn' }).logLevel).toBe('warn');
     expect(defaultSettings({ LOG_LEVEL: ' DEBUG ' }).logLevel).toBe('debug');
     expect(defaultSettings({ LOG_LEVEL: 'silent' }).logLevel).toBe('silent');
@@ -46,7 +46,10 @@ describe('defaultSettings BODY_SPOOL_ABOVE_BYTES and BODY_SPOOL_DIR', () => {
   });
 
   it('takes both from the environment', () => {
-    expect(defaultSettings({ BODY_SPOOL_ABOVE_BYTES: '0', BODY_SPOOL_DIR: '/var/spool/gateway' }).server.bodySpool).toEqual({ aboveBytes: 0, directory: '/var/spool/gateway' });
+    expect(defaultSettings({ BODY_SPOOL_ABOVE_BYTES: '0', BODY_SPOOL_DIR: '/var/spool/gateway' }).server.bodySpool).toEqual({
+      aboveBytes: 0,
+      directory: '/var/spool/gateway',
+    });
   });
 
   it('refuses a threshold that is not a number', () => {
@@ -59,8 +62,20 @@ describe('defaultSettings counts (batch sizes, connections) and the ping interva
 
   it('writes usage in batches of up to 2,000 records by default, and takes each count from the environment', () => {
     expect(defaultSettings({}).usageWriter.batchSize).toBe(2_000);
-    const settings = defaultSettings({ USAGE_BATCH_SIZE: '1', USAGE_RETENTION_BATCH_SIZE: '7', LINE_CONNECTIONS: '3', VIDEO_CLAIM_BATCH_SIZE: '4', PING_INTERVAL_MS: '250' });
-    expect([settings.usageWriter.batchSize, settings.usageRetention.batchSize, settings.lines.connections, settings.video.claimBatchSize, settings.translation.pingIntervalMs]).toEqual([1, 7, 3, 4, 250]);
+    const settings = defaultSettings({
+      USAGE_BATCH_SIZE: '1',
+      USAGE_RETENTION_BATCH_SIZE: '7',
+      LINE_CONNECTIONS: '3',
+      VIDEO_CLAIM_BATCH_SIZE: '4',
+      PING_INTERVAL_MS: '250',
+    });
+    expect([
+      settings.usageWriter.batchSize,
+      settings.usageRetention.batchSize,
+      settings.lines.connections,
+      settings.video.claimBatchSize,
+      settings.translation.pingIntervalMs,
+    ]).toEqual([1, 7, 3, 4, 250]);
   });
 
   it.each(COUNTS.flatMap((name) => ['0', '2.5', '-1'].map((text) => [name, text])))('refuses %s=%s, naming the variable', (name, text) => {
@@ -75,7 +90,11 @@ describe('processSettingsFrom PORT, HOST and SHUTDOWN_DRAIN_MS', () => {
   });
 
   it('takes each from the environment; port 0 is any free port, a drain of 0 closes at once', () => {
-    expect(processSettingsFrom({ PORT: '9090', HOST: '127.0.0.1', SHUTDOWN_DRAIN_MS: '5000' })).toEqual({ port: 9090, host: '127.0.0.1', shutdownDrainMs: 5_000 });
+    expect(processSettingsFrom({ PORT: '9090', HOST: '127.0.0.1', SHUTDOWN_DRAIN_MS: '5000' })).toEqual({
+      port: 9090,
+      host: '127.0.0.1',
+      shutdownDrainMs: 5_000,
+    });
     expect(processSettingsFrom({ PORT: '0', SHUTDOWN_DRAIN_MS: '0' })).toMatchObject({ port: 0, shutdownDrainMs: 0 });
   });
 

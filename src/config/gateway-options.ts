@@ -65,7 +65,10 @@ const PROXY_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /** `TRUSTED_PROXIES`: comma-separated addresses, CIDR ranges and presets, each checked. */
 export function trustedProxiesFrom(env: NodeJS.ProcessEnv): string[] {
-  const entries = (env.TRUSTED_PROXIES ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const entries = (env.TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   for (const entry of entries) {
     if (PROXY_PRESETS.has(entry)) continue;
     const [address, prefix, extra] = entry.split('/');

@@ -38,9 +38,7 @@ describe(decimalToNano.name, () => {
     ['1e-999999999999', 'more than 9 decimals'],
     ['1e999999999999', 'is too large'],
   ])('rejects %p, naming the path', (value, reason) => {
-    expect(() => decimalToNano(value, 'models[0].prices.input_tokens')).toThrow(
-      new RegExp(`^models\\[0\\]\\.prices\\.input_tokens: .*${reason}`),
-    );
+    expect(() => decimalToNano(value, 'models[0].prices.input_tokens')).toThrow(new RegExp(`^models\\[0\\]\\.prices\\.input_tokens: .*${reason}`));
   });
 });
 
@@ -56,12 +54,9 @@ describe(nanoToDecimal.name, () => {
     expect(nanoToDecimal(nano)).toBe(text);
   });
 
-  it.each(['0', '0.01', '2.5', '0.000000001', '123456789.987654321', '100'])(
-    'round-trips %p through nano-units',
-    (text) => {
-      expect(nanoToDecimal(decimalToNano(text, 'amount'))).toBe(text);
-    },
-  );
+  it.each(['0', '0.01', '2.5', '0.000000001', '123456789.987654321', '100'])('round-trips %p through nano-units', (text) => {
+    expect(nanoToDecimal(decimalToNano(text, 'amount'))).toBe(text);
+  });
 });
 
 describe(nanoToNumber.name, () => {

@@ -57,7 +57,14 @@ describe('acquireDataDirLock', () => {
     const written = JSON.parse(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8'));
     lock.release();
 
-    expect(written).toEqual({ pid: process.pid, host: hostname(), started: expect.any(String), command: 'gateway', token: expect.any(String), startTicks: startTicksOf(process.pid) });
+    expect(written).toEqual({
+      pid: process.pid,
+      host: hostname(),
+      started: expect.any(String),
+      command: 'gateway',
+      token: expect.any(String),
+      startTicks: startTicksOf(process.pid),
+    });
     expect(lock.tookOver).toBeUndefined();
     expect(readdirSync(dataDir)).toEqual([]);
   });
@@ -139,7 +146,9 @@ describe('acquireDataDirLock', () => {
     const attempt = acquire(dataDir);
 
     await expect(attempt).rejects.toThrow('is locked by process');
-    await expect(attempt).rejects.toThrow(`If no process on another-host.example uses the folder any more, delete ${join(dataDir, LOCK_FILE_NAME)} and start again.`);
+    await expect(attempt).rejects.toThrow(
+      `If no process on another-host.example uses the folder any more, delete ${join(dataDir, LOCK_FILE_NAME)} and start again.`,
+    );
     expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(true);
   });
 

@@ -18,12 +18,12 @@ describe(EmbeddedPool.name, () => {
     await database.close();
   });
 
-  it('runs the engine with a 32 MB shared buffer cache instead of PGlite\'s 128 MB', async () => {
+  it("runs the engine with a 32 MB shared buffer cache instead of PGlite's 128 MB", async () => {
     const { rows } = await pool.query('SHOW shared_buffers');
     expect(rows).toEqual([{ shared_buffers: '32MB' }]);
   });
 
-  it('hands CopyRows to COPY … FROM \'/dev/blob\' as its input', async () => {
+  it("hands CopyRows to COPY … FROM '/dev/blob' as its input", async () => {
     await pool.query('CREATE TABLE copied (name text, amount int8)');
     await pool.query("COPY copied (name, amount) FROM '/dev/blob'", [new CopyRows('first\t1\nsecond\\twith tab\t\\N\n')]);
     const { rows } = await pool.query('SELECT name, amount FROM copied ORDER BY name');
@@ -47,7 +47,7 @@ describe(EmbeddedPool.name, () => {
     expect(turns).toBeGreaterThan(100);
   });
 
-  it('runs the engine below the calls\' priority, and the process\'s thread pool at theirs (Linux)', () => {
+  it("runs the engine below the calls' priority, and the process's thread pool at theirs (Linux)", () => {
     // A child process: this one's thread pool was started long ago, by jest.
     const script = `
       const { readdirSync, readFileSync, promises } = require('node:fs');
@@ -100,7 +100,9 @@ describe(EmbeddedPool.name, () => {
   });
 
   it('refuses an image for a folder: a folder holds its own cluster', async () => {
-    await expect(openEmbeddedDatabase(join(mkdtempSync(join(tmpdir(), 'engine-')), 'data'), { image: new Uint8Array(1) })).rejects.toThrow('cannot start from an image');
+    await expect(openEmbeddedDatabase(join(mkdtempSync(join(tmpdir(), 'engine-')), 'data'), { image: new Uint8Array(1) })).rejects.toThrow(
+      'cannot start from an image',
+    );
   });
 
   it('refuses to open a folder the engine cannot use, instead of hanging', async () => {

@@ -70,7 +70,10 @@ export class EmbeddedPool extends EventEmitter {
   end(callback?: (error?: Error) => void): Promise<void> | void {
     const closed = this.database.closed || !this.closeOnEnd ? Promise.resolve() : this.database.close();
     if (!callback) return closed;
-    closed.then(() => callback(), (error: Error) => callback(error));
+    closed.then(
+      () => callback(),
+      (error: Error) => callback(error),
+    );
   }
 }
 
@@ -181,7 +184,10 @@ export async function openEmbeddedDatabase(dataDir: string | undefined, options:
 /** On standard error, so that the admin command's JSON output stays clean. */
 function reportTakeOver(lock: DataDirLock): void {
   if (lock.tookOver === undefined) return;
-  const previous = lock.tookOver === 'unreadable' ? 'an unreadable lock file' : `the lock of process ${lock.tookOver.pid} (${lock.tookOver.command}), which is no longer running`;
+  const previous =
+    lock.tookOver === 'unreadable'
+      ? 'an unreadable lock file'
+      : `the lock of process ${lock.tookOver.pid} (${lock.tookOver.command}), which is no longer running`;
   process.stderr.write(`Took over ${previous} in ${lock.path}.\n`);
 }
 
@@ -246,7 +252,8 @@ const ENGINE_WORKER_SOURCE = `
     (error) => parentPort.postMessage({ ready: false, error: plain(error) }),
   );`;
 
-type EngineRequest = { kind: 'query'; text: string; parameters: unknown[]; blobText?: string } | { kind: 'exec'; text: string } | { kind: 'image' } | { kind: 'close' };
+type EngineRequest =
+  { kind: 'query'; text: string; parameters: unknown[]; blobText?: string } | { kind: 'exec'; text: string } | { kind: 'image' } | { kind: 'close' };
 type EngineAnswer = { id: number; result: unknown; error?: undefined } | { id: number; error: Record<string, unknown> & { message: string } };
 
 function errorOf(plain: Record<string, unknown> & { message: string }): Error {

@@ -56,7 +56,7 @@ describe('ForwardedCall with a spooled body', () => {
 });
 
 describe('ForwardedCall records', () => {
-  it('the call\'s duration up to when its answer\'s end was written, not up to its record', async () => {
+  it("the call's duration up to when its answer's end was written, not up to its record", async () => {
     const answerEnd = performance.now() - 500;
     const request = {
       id: 'request-1',
@@ -71,7 +71,11 @@ describe('ForwardedCall records', () => {
     const opened = { statusCode: 200, headers: {}, line: { id: 'line-a' }, headersMs: 10, done: jest.fn() };
     const enqueue = jest.fn();
     const telemetry = { upstreamStarted: jest.fn(), upstreamEnded: jest.fn() };
-    const calls = new ForwardedCall({ open: () => Promise.resolve(opened) } as unknown as ForwardService, { enqueue } as unknown as UsageWriter, telemetry as unknown as CallTelemetry);
+    const calls = new ForwardedCall(
+      { open: () => Promise.resolve(opened) } as unknown as ForwardService,
+      { enqueue } as unknown as UsageWriter,
+      telemetry as unknown as CallTelemetry,
+    );
     const spec = {
       recordAs: 'chat_completions',
       body: Buffer.from('{}'),

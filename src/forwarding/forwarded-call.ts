@@ -105,7 +105,16 @@ export class ForwardedCall {
     if (outcome.deferred) {
       // No record yet; the log line and metrics still see how the call went.
       const { status, line, errorCode, upstreamHeadersMs } = outcome;
-      request.forwarded!.record = { interface: spec.recordAs, translatedTo: spec.translatedTo ?? null, status, line, errorCode, upstreamHeadersMs, usage: undefined, costNano: 0n };
+      request.forwarded!.record = {
+        interface: spec.recordAs,
+        translatedTo: spec.translatedTo ?? null,
+        status,
+        line,
+        errorCode,
+        upstreamHeadersMs,
+        usage: undefined,
+        costNano: 0n,
+      };
       return;
     }
     // The figures stay: what the upstream reported is billed even when the client did not see it.
@@ -136,7 +145,13 @@ export function bodyFailureOf(error: unknown, opened: OpenedResponse): GatewayEr
  * the gateway had sent anything (502 or 504 to the client, see bodyFailureOf), or after
  * (the client's connection is closed, so it sees a truncated answer).
  */
-function brokenOutcome(request: FastifyRequest, response: ServerResponse, opened: OpenedResponse, figures: UsageFigures | undefined, error: unknown): CallOutcome {
+function brokenOutcome(
+  request: FastifyRequest,
+  response: ServerResponse,
+  opened: OpenedResponse,
+  figures: UsageFigures | undefined,
+  error: unknown,
+): CallOutcome {
   const base = { line: opened.line.id, figures, upstreamHeadersMs: opened.headersMs };
   if (response.destroyed) return { ...base, status: CLIENT_CLOSED, errorCode: 'client_closed' };
   const failure = bodyFailureOf(error, opened);
@@ -165,7 +180,8 @@ function assertNotSkeleton(body: UpstreamBody, spool: BodySpool): void {
   if (body instanceof SpooledUpstreamBody) return;
   const skeleton = spool.skeleton.bytes.buffer;
   const pieces = Array.isArray(body) ? (body as readonly Buffer[]) : [body as Buffer];
-  if (pieces.some((piece) => piece.buffer === skeleton)) throw new Error('A spooled body was about to go upstream as its skeleton (upstreamBodyOf without the spool).');
+  if (pieces.some((piece) => piece.buffer === skeleton))
+    throw new Error('A spooled body was about to go upstream as its skeleton (upstreamBodyOf without the spool).');
 }
 
 export function isEventStream(opened: OpenedResponse): boolean {

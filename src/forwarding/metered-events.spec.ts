@@ -5,7 +5,12 @@ const chunk = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 const tokens = ['Hel', 'lo', ' there'].map((content, index) =>
   chunk({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: index === 2 ? 'stop' : null }] }),
 );
-const usageChunk = chunk({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } });
+const usageChunk = chunk({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  choices: [],
+  usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
+});
 const done = 'data: [DONE]\n\n';
 /** A chat stream whose usage chunk the gateway asked for and the client did not. */
 const stream = [...tokens, usageChunk, done].join('');

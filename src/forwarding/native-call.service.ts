@@ -93,7 +93,10 @@ export class NativeCallService {
       return response.write(bytes);
     };
     try {
-      await opened.body.pipe((chunk) => pass(events.push(chunk)), () => drained(response));
+      await opened.body.pipe(
+        (chunk) => pass(events.push(chunk)),
+        () => drained(response),
+      );
       if (!pass(events.flush())) await drained(response);
     } catch (error) {
       if (response.destroyed) throw error;

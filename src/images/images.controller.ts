@@ -4,13 +4,7 @@ import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Entry } from '../forwarding/entry.decorator';
 import { ModelAccessGuard } from '../forwarding/model-access.guard';
 import { NativeCallService } from '../forwarding/native-call.service';
-import {
-  GENERATE_CONTENT_ROUTE,
-  generateContentModel,
-  IMAGES_EDITS_ROUTE,
-  IMAGES_GENERATIONS_ROUTE,
-  VENDOR_B_IMAGES_ROUTE,
-} from './image-routes';
+import { GENERATE_CONTENT_ROUTE, generateContentModel, IMAGES_EDITS_ROUTE, IMAGES_GENERATIONS_ROUTE, VENDOR_B_IMAGES_ROUTE } from './image-routes';
 
 /**
  * The three image formats (SPEC.md "Images"). Each image model is served only on the endpoint

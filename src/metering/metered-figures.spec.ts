@@ -22,7 +22,13 @@ import {
 
 const CHAT_USAGE = { prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 1 } };
 const RESPONSES_USAGE = { input_tokens: 10, input_tokens_details: { cached_tokens: 2 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 1 } };
-const MESSAGES_USAGE = { input_tokens: 10, cache_read_input_tokens: 2, cache_creation_input_tokens: 3, output_tokens: 5, output_tokens_details: { thinking_tokens: 1 } };
+const MESSAGES_USAGE = {
+  input_tokens: 10,
+  cache_read_input_tokens: 2,
+  cache_creation_input_tokens: 3,
+  output_tokens: 5,
+  output_tokens_details: { thinking_tokens: 1 },
+};
 const VIDEO_BASIS = { durationSeconds: 5, resolution: '720p', draft: false, videoInput: true, inputImageCount: 1 };
 
 /**

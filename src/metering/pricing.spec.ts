@@ -5,7 +5,7 @@ import { chatUsageFigures, messagesUsageFigures, responsesUsageFigures } from '.
 const NANO = 1_000_000_000n;
 
 describe(costOf.name, () => {
-  const prices = { input_tokens: 25n * NANO / 10n, output_tokens: 10n * NANO }; // 2.5 and 10 per 1M
+  const prices = { input_tokens: (25n * NANO) / 10n, output_tokens: 10n * NANO }; // 2.5 and 10 per 1M
 
   it('bills input and output tokens per million, exactly', () => {
     // 1000 * 2.5e9 / 1e6 + 500 * 10e9 / 1e6 = 2_500_000 + 5_000_000 nano
@@ -127,10 +127,7 @@ describe(pricesFor.name, () => {
       return { prices: images, priceTiers };
     }
 
-    const tiered = imageModel(
-      { maxOutputPixels: ONE_MP, prices: { output_images: 20n } },
-      { maxOutputPixels: FOUR_MP, prices: { output_images: 35n } },
-    );
+    const tiered = imageModel({ maxOutputPixels: ONE_MP, prices: { output_images: 20n } }, { maxOutputPixels: FOUR_MP, prices: { output_images: 35n } });
 
     it('matches at and below the limit, not above it', () => {
       expect(pricesFor(tiered, { outputPixels: ONE_MP }).output_images).toBe(20n);
@@ -151,10 +148,7 @@ describe(pricesFor.name, () => {
     });
 
     it('applies the first matching tier, in order, even when a later one is tighter', () => {
-      const looseFirst = imageModel(
-        { maxOutputPixels: FOUR_MP, prices: { output_images: 35n } },
-        { maxOutputPixels: ONE_MP, prices: { output_images: 20n } },
-      );
+      const looseFirst = imageModel({ maxOutputPixels: FOUR_MP, prices: { output_images: 35n } }, { maxOutputPixels: ONE_MP, prices: { output_images: 20n } });
       expect(pricesFor(looseFirst, { outputPixels: 512 * 512 }).output_images).toBe(35n);
     });
 
@@ -182,9 +176,7 @@ describe(pricesFor.name, () => {
     const prices = pricesFor(tiered, { videoInput: true });
     prices.input_seconds = 0n;
     expect(base).toEqual({ output_seconds: 50n, input_seconds: 20n, input_image_count: 10n });
-    expect(costOf({ output_seconds: 5, input_seconds: 2, input_image_count: 1 }, pricesFor(tiered, { videoInput: true }))).toBe(
-      5n * 120n + 2n * 20n + 10n,
-    );
+    expect(costOf({ output_seconds: 5, input_seconds: 2, input_image_count: 1 }, pricesFor(tiered, { videoInput: true }))).toBe(5n * 120n + 2n * 20n + 10n);
   });
 });
 
@@ -217,8 +209,11 @@ describe('usage figures', () => {
   });
 
   it('adds cache reads and writes to the uncached messages input', () => {
-    expect(
-      messagesUsageFigures({ input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 5, output_tokens: 7 }),
-    ).toEqual({ input_tokens: 115, cached_input_tokens: 100, cache_write_input_tokens: 5, output_tokens: 7 });
+    expect(messagesUsageFigures({ input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 5, output_tokens: 7 })).toEqual({
+      input_tokens: 115,
+      cached_input_tokens: 100,
+      cache_write_input_tokens: 5,
+      output_tokens: 7,
+    });
   });
 });

@@ -25,10 +25,7 @@ export function costOf(figures: UsageFigures | undefined, prices: PriceTable): b
   const inputPrice = prices.input_tokens ?? 0n;
   const uncached = input - cached - cacheWrite > 0n ? input - cached - cacheWrite : 0n;
 
-  let perMillion =
-    uncached * inputPrice +
-    cached * (prices.cached_input_tokens ?? inputPrice) +
-    cacheWrite * (prices.cache_write_input_tokens ?? inputPrice);
+  let perMillion = uncached * inputPrice + cached * (prices.cached_input_tokens ?? inputPrice) + cacheWrite * (prices.cache_write_input_tokens ?? inputPrice);
   let perUnit = 0n;
   // for…in rather than Object.entries: no array per figure, on every call.
   for (const name in figures) {

@@ -49,10 +49,12 @@ describe(QuotaService.name, () => {
   async function owner({ budget, spent = 0n, reserved = 0n }: OwnerRow): Promise<string> {
     ownerCount += 1;
     const id = `owner-${ownerCount}`;
-    await dataSource.query(
-      `INSERT INTO quota_owner (id, kind, budget_nano, spent_nano, reserved_nano) VALUES ($1, 'project', $2, $3, $4)`,
-      [id, budget === null ? null : budget.toString(), spent.toString(), reserved.toString()],
-    );
+    await dataSource.query(`INSERT INTO quota_owner (id, kind, budget_nano, spent_nano, reserved_nano) VALUES ($1, 'project', $2, $3, $4)`, [
+      id,
+      budget === null ? null : budget.toString(),
+      spent.toString(),
+      reserved.toString(),
+    ]);
     return id;
   }
 
@@ -211,12 +213,14 @@ describe(QuotaService.name, () => {
       let readDone!: () => void;
       const read = new Promise<void>((resolve) => (readDone = resolve));
       // The read sees the row before the write, but its answer arrives after the write's.
-      const slowReads = { query: async (sql: string, parameters: unknown[]) => {
-        const rows = await dataSource.query(sql, parameters);
-        readDone();
-        await held;
-        return rows;
-      } } as unknown as DataSource;
+      const slowReads = {
+        query: async (sql: string, parameters: unknown[]) => {
+          const rows = await dataSource.query(sql, parameters);
+          readDone();
+          await held;
+          return rows;
+        },
+      } as unknown as DataSource;
       const { quota } = service(slowReads);
 
       const reading = admit(quota, id);

@@ -67,7 +67,7 @@ export class QuotaService {
     if (!balance || balance.budgetNano === null) return;
     const used = balance.spentNano + balance.reservedNano + (this.unwritten.get(ownerId) ?? 0n);
     if (used >= balance.budgetNano) {
-      throw new GatewayError('insufficient_quota', 'The budget of this key\'s quota owner is used up.');
+      throw new GatewayError('insufficient_quota', "The budget of this key's quota owner is used up.");
     }
   }
 
@@ -116,10 +116,7 @@ export class QuotaService {
 
   private async load(ownerId: string, stale: CachedBalance | undefined): Promise<OwnerBalance | null> {
     try {
-      const rows: BalanceRow[] = await this.dataSource.query(
-        'SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1',
-        [ownerId],
-      );
+      const rows: BalanceRow[] = await this.dataSource.query('SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1', [ownerId]);
       if (!rows[0]) return null;
       // A write that returned the row while this read was on its way knows better.
       const newer = this.balances.get(ownerId);

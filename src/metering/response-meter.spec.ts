@@ -67,7 +67,12 @@ describe('meters of streams', () => {
 
   it('report nothing for a stream that ends normally', () => {
     const responses = new ResponsesMeter();
-    responses.readEvent(event({ type: 'response.completed', response: { status: 'completed', error: null, usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 } } }, 'response.completed'));
+    responses.readEvent(
+      event(
+        { type: 'response.completed', response: { status: 'completed', error: null, usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 } } },
+        'response.completed',
+      ),
+    );
     const chat = new ChatMeter(false);
     chat.readEvent(event({ choices: [{ index: 0, delta: { content: 'hi' } }] }));
 
@@ -78,9 +83,13 @@ describe('meters of streams', () => {
   it('read the usage from the events of each protocol that carry it (events are screened by a word search first)', () => {
     const completed = new ResponsesMeter();
     completed.readEvent(event({ type: 'response.created', response: { status: 'in_progress', usage: null } }, 'response.created'));
-    completed.readEvent(event({ type: 'response.completed', response: { usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 } } }, 'response.completed'));
+    completed.readEvent(
+      event({ type: 'response.completed', response: { usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 } } }, 'response.completed'),
+    );
     const incomplete = new ResponsesMeter();
-    incomplete.readEvent(event({ type: 'response.incomplete', response: { usage: { input_tokens: 7, output_tokens: 9, total_tokens: 16 } } }, 'response.incomplete'));
+    incomplete.readEvent(
+      event({ type: 'response.incomplete', response: { usage: { input_tokens: 7, output_tokens: 9, total_tokens: 16 } } }, 'response.incomplete'),
+    );
     const messages = new MessagesMeter();
     messages.readEvent(event({ type: 'message_start', message: { usage: { input_tokens: 4, output_tokens: 1 } } }, 'message_start'));
     messages.readEvent(event({ type: 'content_block_delta', delta: { type: 'text_delta', text: '"usage"' } }, 'content_block_delta'));

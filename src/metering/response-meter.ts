@@ -1,11 +1,5 @@
 import { parseSseEvent } from '../translation/sse/decode-sse';
-import {
-  chatUsageFigures,
-  embeddingsUsageFigures,
-  messagesUsageFigures,
-  responsesUsageFigures,
-  UsageFigures,
-} from './usage-figures';
+import { chatUsageFigures, embeddingsUsageFigures, messagesUsageFigures, responsesUsageFigures, UsageFigures } from './usage-figures';
 
 /**
  * Reads the usage out of a native answer while it passes through. Only events that can carry
@@ -141,11 +135,7 @@ export class ChatMeter implements ResponseMeter {
 }
 
 const RESPONSES_WORDS = /response\.(?:completed|incomplete|failed)|"error"(?!\s*:\s*null)/;
-const RESPONSE_FINAL_EVENTS = [
-  Buffer.from('response.completed'),
-  Buffer.from('response.incomplete'),
-  Buffer.from('response.failed'),
-];
+const RESPONSE_FINAL_EVENTS = [Buffer.from('response.completed'), Buffer.from('response.incomplete'), Buffer.from('response.failed')];
 
 /** Responses: usage is on the response object of the final event. */
 export class ResponsesMeter implements ResponseMeter {

@@ -282,7 +282,11 @@ describe('text usage: native and translated calls bill the same figures', () => 
       '{"input_tokens":100,"input_tokens_details":{"cached_tokens":40},"output_tokens":20,"output_tokens_details":{"reasoning_tokens":8},"total_tokens":120}',
       { input_tokens: 100, cached_input_tokens: 40, output_tokens: 20, reasoning_tokens: 8 },
     ],
-    ['reported zeros', '{"input_tokens":5,"input_tokens_details":{"cached_tokens":0},"output_tokens":0}', { input_tokens: 5, cached_input_tokens: 0, output_tokens: 0 }],
+    [
+      'reported zeros',
+      '{"input_tokens":5,"input_tokens_details":{"cached_tokens":0},"output_tokens":0}',
+      { input_tokens: 5, cached_input_tokens: 0, output_tokens: 0 },
+    ],
     ['no details', '{"input_tokens":7,"output_tokens":2}', { input_tokens: 7, output_tokens: 2 }],
     ['a negative cached count', '{"input_tokens":7,"input_tokens_details":{"cached_tokens":-7},"output_tokens":2}', { input_tokens: 7, output_tokens: 2 }],
     ['nothing usable', '{"input_tokens":"7","output_tokens":-2,"input_tokens_details":[]}', undefined],
@@ -294,12 +298,32 @@ describe('text usage: native and translated calls bill the same figures', () => 
       '{"input_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":5,"output_tokens":7}',
       { input_tokens: 115, cached_input_tokens: 100, cache_write_input_tokens: 5, output_tokens: 7 },
     ],
-    ['null cache figures, as the API sends them', '{"input_tokens":10,"cache_creation_input_tokens":null,"cache_read_input_tokens":null,"output_tokens":3}', { input_tokens: 10, output_tokens: 3 }],
+    [
+      'null cache figures, as the API sends them',
+      '{"input_tokens":10,"cache_creation_input_tokens":null,"cache_read_input_tokens":null,"output_tokens":3}',
+      { input_tokens: 10, output_tokens: 3 },
+    ],
     ['only cache reads', '{"input_tokens":0,"cache_read_input_tokens":50,"output_tokens":2}', { input_tokens: 50, cached_input_tokens: 50, output_tokens: 2 }],
-    ['reported zero cache figures', '{"input_tokens":9,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}', { input_tokens: 9, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 1 }],
-    ['cache figures without the uncached input: the input stays unknown', '{"cache_read_input_tokens":50,"cache_creation_input_tokens":5,"output_tokens":2}', { cached_input_tokens: 50, cache_write_input_tokens: 5, output_tokens: 2 }],
-    ['thinking tokens', '{"input_tokens":4,"output_tokens":30,"output_tokens_details":{"thinking_tokens":12}}', { input_tokens: 4, output_tokens: 30, reasoning_tokens: 12 }],
-    ['a negative cache read, neither summed nor kept', '{"input_tokens":10,"cache_read_input_tokens":-5,"output_tokens":1}', { input_tokens: 10, output_tokens: 1 }],
+    [
+      'reported zero cache figures',
+      '{"input_tokens":9,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}',
+      { input_tokens: 9, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 1 },
+    ],
+    [
+      'cache figures without the uncached input: the input stays unknown',
+      '{"cache_read_input_tokens":50,"cache_creation_input_tokens":5,"output_tokens":2}',
+      { cached_input_tokens: 50, cache_write_input_tokens: 5, output_tokens: 2 },
+    ],
+    [
+      'thinking tokens',
+      '{"input_tokens":4,"output_tokens":30,"output_tokens_details":{"thinking_tokens":12}}',
+      { input_tokens: 4, output_tokens: 30, reasoning_tokens: 12 },
+    ],
+    [
+      'a negative cache read, neither summed nor kept',
+      '{"input_tokens":10,"cache_read_input_tokens":-5,"output_tokens":1}',
+      { input_tokens: 10, output_tokens: 1 },
+    ],
     ['nothing usable', '{"input_tokens":"10","output_tokens":-1}', undefined],
   ];
 
@@ -316,14 +340,26 @@ describe('text usage: native and translated calls bill the same figures', () => 
 
   const streams: Record<TextProtocol, (usage: string) => Buffer[]> = {
     chat_completions: (usage) => [
-      event(undefined, '{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"up-a","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}],"usage":null}'),
-      event(undefined, '{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"up-a","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}'),
+      event(
+        undefined,
+        '{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"up-a","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}],"usage":null}',
+      ),
+      event(
+        undefined,
+        '{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"up-a","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}',
+      ),
       event(undefined, `{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"up-a","choices":[],"usage":${usage}}`),
       event(undefined, '[DONE]'),
     ],
     responses: (usage) => [
-      event('response.created', '{"type":"response.created","response":{"id":"resp_1","model":"up-a","status":"in_progress","output":[],"usage":null,"error":null}}'),
-      event('response.completed', `{"type":"response.completed","response":{"id":"resp_1","model":"up-a","status":"completed","output":[],"usage":${usage},"error":null}}`),
+      event(
+        'response.created',
+        '{"type":"response.created","response":{"id":"resp_1","model":"up-a","status":"in_progress","output":[],"usage":null,"error":null}}',
+      ),
+      event(
+        'response.completed',
+        `{"type":"response.completed","response":{"id":"resp_1","model":"up-a","status":"completed","output":[],"usage":${usage},"error":null}}`,
+      ),
     ],
     // A message_delta that repeats no figure: the start's usage is the whole usage.
     messages: (usage) => messagesStream(usage, '{}'),
@@ -332,7 +368,10 @@ describe('text usage: native and translated calls bill the same figures', () => 
   /** A messages stream: `message_start` with its usage, `message_delta` with cumulative totals. */
   function messagesStream(startUsage: string, deltaUsage: string): Buffer[] {
     return [
-      event('message_start', `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"up-a","content":[],"stop_reason":null,"usage":${startUsage}}}`),
+      event(
+        'message_start',
+        `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"up-a","content":[],"stop_reason":null,"usage":${startUsage}}}`,
+      ),
       event('content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'),
       event('content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}'),
       event('content_block_stop', '{"type":"content_block_stop","index":0}'),
@@ -355,10 +394,7 @@ describe('text usage: native and translated calls bill the same figures', () => 
   };
 
   function plan(entry: TranslatableEntry, upstream: TextProtocol) {
-    const body =
-      entry === 'responses'
-        ? { model: 'model-a', input: 'Hi' }
-        : { model: 'model-a', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] };
+    const body = entry === 'responses' ? { model: 'model-a', input: 'Hi' } : { model: 'model-a', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] };
     return planTranslation(entry, upstream, body, { upstreamModel: 'up-a' });
   }
 

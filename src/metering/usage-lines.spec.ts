@@ -15,7 +15,7 @@ describe(usageLine.name, () => {
     expect(line.endsWith('\t15\t\\N\n')).toBe(true);
   });
 
-  it("escapes the characters COPY gives a meaning, in every text field", () => {
+  it('escapes the characters COPY gives a meaning, in every text field', () => {
     const line = usageLine(draft({ clientRequestId: 'tab\there', model: 'back\\slash\nnew\rline' }));
     expect(line).toContain('\ttab\\there\t');
     expect(line).toContain('\tback\\\\slash\\nnew\\rline\t');
@@ -63,16 +63,30 @@ describe(UsagePage.name, () => {
 
   it('sums the cost per owner and takes a dropped first line off the content and the sums', () => {
     const page = new UsagePage();
-    const records = [draft({ requestId: 'a', costNano: 5n }), draft({ requestId: 'b', ownerId: 'team-b', costNano: 7n }), draft({ requestId: 'c', costNano: 11n })];
+    const records = [
+      draft({ requestId: 'a', costNano: 5n }),
+      draft({ requestId: 'b', ownerId: 'team-b', costNano: 7n }),
+      draft({ requestId: 'c', costNano: 11n }),
+    ];
     for (const record of records) page.add(usageLine(record), record.ownerId, record.costNano);
-    expect(page.costs).toEqual(new Map([['team-a', 16n], ['team-b', 7n]]));
+    expect(page.costs).toEqual(
+      new Map([
+        ['team-a', 16n],
+        ['team-b', 7n],
+      ]),
+    );
 
     page.dropFirst();
 
     expect(page.count).toBe(2);
     expect(page.content().toString()).toBe(usageLine(records[1]) + usageLine(records[2]));
     expect(page.line(0)).toBe(usageLine(records[1]));
-    expect(page.costs).toEqual(new Map([['team-a', 11n], ['team-b', 7n]]));
+    expect(page.costs).toEqual(
+      new Map([
+        ['team-a', 11n],
+        ['team-b', 7n],
+      ]),
+    );
     expect(page.find('a')).toBeUndefined();
     expect(page.find('c')).toBe(usageLine(records[2]));
   });

@@ -9,8 +9,22 @@ import { timestampText } from '../database/timestamp-text';
  * garbage collector to carry from the young generation to the old one while it waits.
  */
 export const USAGE_COLUMNS = [
-  'request_id', 'client_request_id', 'key_id', 'owner_id', 'model', 'interface', 'line', 'translated_to',
-  'status', 'error_code', 'stream', 'usage', 'cost_nano', 'started_at', 'duration_ms', 'upstream_headers_ms',
+  'request_id',
+  'client_request_id',
+  'key_id',
+  'owner_id',
+  'model',
+  'interface',
+  'line',
+  'translated_to',
+  'status',
+  'error_code',
+  'stream',
+  'usage',
+  'cost_nano',
+  'started_at',
+  'duration_ms',
+  'upstream_headers_ms',
 ] as const;
 
 const COPY_SPECIAL = /[\\\t\n\r]/;
@@ -43,7 +57,24 @@ export function draftOfLine(line: string): UsageDraft {
   const end = line.endsWith('\n') ? line.length - 1 : line.length;
   const fields = line.slice(0, end).split('\t').map(field);
   if (fields.length !== USAGE_COLUMNS.length) throw new Error(`a usage line has ${fields.length} fields, not ${USAGE_COLUMNS.length}`);
-  const [requestId, clientRequestId, keyId, ownerId, model, interfaceName, lineName, translatedTo, status, errorCode, stream, usage, cost, startedAt, durationMs, headersMs] = fields;
+  const [
+    requestId,
+    clientRequestId,
+    keyId,
+    ownerId,
+    model,
+    interfaceName,
+    lineName,
+    translatedTo,
+    status,
+    errorCode,
+    stream,
+    usage,
+    cost,
+    startedAt,
+    durationMs,
+    headersMs,
+  ] = fields;
   return {
     requestId: requestId!,
     clientRequestId,

@@ -47,7 +47,9 @@ class FlakyDataSource {
             this.failFirst = Math.max(0, this.failFirst - 1);
             throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
           }
-          const result = await (target.transaction as (...a: unknown[]) => Promise<unknown>).apply(target, args).finally(() => this.ended.push(performance.now()));
+          const result = await (target.transaction as (...a: unknown[]) => Promise<unknown>)
+            .apply(target, args)
+            .finally(() => this.ended.push(performance.now()));
           if (this.failAfterCommit) {
             this.failAfterCommit = false;
             throw new Error('Connection terminated unexpectedly');
@@ -102,10 +104,7 @@ describe(UsageWriter.name, () => {
   async function owner(budget: bigint | null = null): Promise<string> {
     ownerCount += 1;
     const id = `owner-${ownerCount}`;
-    await dataSource.query(`INSERT INTO quota_owner (id, kind, budget_nano) VALUES ($1, 'project', $2)`, [
-      id,
-      budget === null ? null : budget.toString(),
-    ]);
+    await dataSource.query(`INSERT INTO quota_owner (id, kind, budget_nano) VALUES ($1, 'project', $2)`, [id, budget === null ? null : budget.toString()]);
     return id;
   }
 
@@ -126,10 +125,9 @@ describe(UsageWriter.name, () => {
   }
 
   async function storedIds(ownerId: string): Promise<string[]> {
-    const rows: Array<{ request_id: string }> = await dataSource.query(
-      'SELECT request_id FROM usage_record WHERE owner_id = $1 ORDER BY request_id',
-      [ownerId],
-    );
+    const rows: Array<{ request_id: string }> = await dataSource.query('SELECT request_id FROM usage_record WHERE owner_id = $1 ORDER BY request_id', [
+      ownerId,
+    ]);
     return rows.map((row) => row.request_id);
   }
 

@@ -25,7 +25,7 @@ function response(statusCode: number, finished = true, headWrittenAt = 0, endedA
 }
 
 describe(callFactsOf.name, () => {
-  it('takes a forwarded call\'s status, line, usage and times from its record', () => {
+  it("takes a forwarded call's status, line, usage and times from its record", () => {
     const facts = callFactsOf(
       request({
         principal: PRINCIPAL,
@@ -34,7 +34,16 @@ describe(callFactsOf.name, () => {
           upstreamStartedAt: 1_004,
           upstreamEndedAt: 1_054,
           responseClosed: false,
-          record: { interface: 'messages', line: 'line-a', translatedTo: 'responses', status: 200, errorCode: null, usage: { input_tokens: 3 }, costNano: 9n, upstreamHeadersMs: 20 },
+          record: {
+            interface: 'messages',
+            line: 'line-a',
+            translatedTo: 'responses',
+            status: 200,
+            errorCode: null,
+            usage: { input_tokens: 3 },
+            costNano: 9n,
+            upstreamHeadersMs: 20,
+          },
         },
       }),
       response(200, true, 1_030),
@@ -64,13 +73,21 @@ describe(callFactsOf.name, () => {
     });
   });
 
-  it('names a request refused before admission by its route, with the filter\'s error code and no model', () => {
+  it("names a request refused before admission by its route, with the filter's error code and no model", () => {
     const facts = callFactsOf(request({ errorCode: 'invalid_api_key' }), response(401, true, 1_002), 1_003);
 
-    expect(facts).toMatchObject({ entry: '/v1/messages', model: null, keyPrefix: null, status: 401, errorCode: 'invalid_api_key', upstreamMs: null, firstByteMs: 2 });
+    expect(facts).toMatchObject({
+      entry: '/v1/messages',
+      model: null,
+      keyPrefix: null,
+      status: 401,
+      errorCode: 'invalid_api_key',
+      upstreamMs: null,
+      firstByteMs: 2,
+    });
   });
 
-  it('ends the duration when the answer\'s end was written, not when the call is reported', () => {
+  it("ends the duration when the answer's end was written, not when the call is reported", () => {
     expect(callFactsOf(request(), response(200, true, 1_030, 1_040), 1_900).durationMs).toBe(40);
     expect(callFactsOf(request(), response(200, false, 1_030), 1_900).durationMs).toBe(900);
   });
@@ -95,6 +112,11 @@ describe(callFactsOf.name, () => {
 describe(isProbe.name, () => {
   it('is true for the health probes and the metrics scrape only', () => {
     expect([isProbe('/metrics'), isProbe('/metrics?x=1'), isProbe('/health/live'), isProbe('/health/ready')]).toEqual([true, true, true, true]);
-    expect([isProbe('/v1/chat/completions'), isProbe('/admin/owners/health'), isProbe('/healthz'), isProbe('/metrics/x')]).toEqual([false, false, false, false]);
+    expect([isProbe('/v1/chat/completions'), isProbe('/admin/owners/health'), isProbe('/healthz'), isProbe('/metrics/x')]).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

@@ -53,8 +53,7 @@ export function callFactsOf(request: FastifyRequest, response: ServerResponse, n
   // A response that closed before it was complete: the client left (or its connection broke).
   const clientLeft = !response.writableFinished && record === undefined;
   const headAt = headWrittenAt(response);
-  const upstreamMs =
-    record !== undefined && forwarded!.upstreamEndedAt !== undefined ? forwarded!.upstreamEndedAt - forwarded!.upstreamStartedAt : null;
+  const upstreamMs = record !== undefined && forwarded!.upstreamEndedAt !== undefined ? forwarded!.upstreamEndedAt - forwarded!.upstreamStartedAt : null;
   return {
     requestId: request.id,
     clientRequestId: clientRequestIdOf(request),

@@ -85,7 +85,13 @@ describe(callLogText.name, () => {
 describe(callLogLevel.name, () => {
   it('is warn for server errors and info for everything else', () => {
     expect([200, 401, 429, 499, 500, 502, 504].map((status) => callLogLevel({ ...FACTS, status }))).toEqual([
-      'info', 'info', 'info', 'info', 'warn', 'warn', 'warn',
+      'info',
+      'info',
+      'info',
+      'info',
+      'warn',
+      'warn',
+      'warn',
     ]);
   });
 });

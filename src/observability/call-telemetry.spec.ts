@@ -45,7 +45,14 @@ function fixture(route = '/v1/chat/completions'): Fixture {
   } as unknown as GatewayMetrics;
   const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   const response = new FakeResponse();
-  const request = { id: 'request-1', method: 'POST', headers: {}, url: route ?? '/no-such-path', routeOptions: { url: route }, startedAt: performance.now() } as unknown as FastifyRequest;
+  const request = {
+    id: 'request-1',
+    method: 'POST',
+    headers: {},
+    url: route ?? '/no-such-path',
+    routeOptions: { url: route },
+    startedAt: performance.now(),
+  } as unknown as FastifyRequest;
   const reply = { raw: response } as unknown as FastifyReply;
   return { telemetry: new CallTelemetry(metrics, log), reported, started, lines, request, reply, response };
 }

@@ -44,7 +44,9 @@ describe(GatewayMetrics.name, () => {
     metrics.callEnded(FACTS);
     metrics.callEnded(FACTS);
 
-    expect(await samples(metrics, 'gateway_requests_total')).toEqual(['gateway_requests_total{entry="messages",model="chat-model",status="200",translated="true"} 2']);
+    expect(await samples(metrics, 'gateway_requests_total')).toEqual([
+      'gateway_requests_total{entry="messages",model="chat-model",status="200",translated="true"} 2',
+    ]);
     expect(await samples(metrics, 'gateway_usage_total')).toEqual([
       'gateway_usage_total{model="chat-model",figure="input_tokens"} 24',
       'gateway_usage_total{model="chat-model",figure="output_tokens"} 60',
@@ -61,7 +63,7 @@ describe(GatewayMetrics.name, () => {
     expect(await samples(metrics, 'gateway_in_flight_requests')).toEqual(['gateway_in_flight_requests 1']);
   });
 
-  it('observes the gateway overhead as the call\'s duration minus its upstream time', async () => {
+  it("observes the gateway overhead as the call's duration minus its upstream time", async () => {
     const metrics = metricsWith(async () => []);
     metrics.callEnded(FACTS);
 
@@ -73,7 +75,9 @@ describe(GatewayMetrics.name, () => {
     const metrics = metricsWith(async () => []);
     metrics.callEnded({ ...FACTS, model: null, line: null, translatedTo: null, upstreamMs: null, upstreamHeadersMs: null, usage: undefined, costNano: 0n });
 
-    expect(await samples(metrics, 'gateway_requests_total')).toEqual(['gateway_requests_total{entry="messages",model="none",status="200",translated="false"} 1']);
+    expect(await samples(metrics, 'gateway_requests_total')).toEqual([
+      'gateway_requests_total{entry="messages",model="none",status="200",translated="false"} 1',
+    ]);
     expect(await samples(metrics, 'gateway_overhead_seconds_count')).toEqual([]);
     expect(await samples(metrics, 'gateway_upstream_duration_seconds_count')).toEqual([]);
     expect(await samples(metrics, 'gateway_cost_total')).toEqual([]);
@@ -92,7 +96,10 @@ describe(GatewayMetrics.name, () => {
   });
 
   it('shows the open video tasks by status', async () => {
-    const metrics = metricsWith(async () => [{ status: 'queued', count: 2 }, { status: 'running', count: 1 }]);
+    const metrics = metricsWith(async () => [
+      { status: 'queued', count: 2 },
+      { status: 'running', count: 1 },
+    ]);
 
     expect(await samples(metrics, 'gateway_video_tasks_open')).toEqual([
       'gateway_video_tasks_open{status="queued"} 2',

@@ -38,7 +38,7 @@ export class GatewayMetrics {
   );
   private readonly duration = new LightHistogram(
     'gateway_request_duration_seconds',
-    'Time from the request\'s arrival to the end of its response (for a forwarded call: to the end of the upstream exchange, if later), by entry point.',
+    "Time from the request's arrival to the end of its response (for a forwarded call: to the end of the upstream exchange, if later), by entry point.",
     ['entry'],
     UPSTREAM_BUCKETS,
     this.registry,
@@ -59,7 +59,7 @@ export class GatewayMetrics {
   );
   private readonly firstByte = new LightHistogram(
     'gateway_time_to_first_byte_seconds',
-    'Time from the request\'s arrival until the response head (status and headers, the first bytes the client receives) was written, by entry point.',
+    "Time from the request's arrival until the response head (status and headers, the first bytes the client receives) was written, by entry point.",
     ['entry'],
     UPSTREAM_BUCKETS,
     this.registry,
@@ -79,7 +79,7 @@ export class GatewayMetrics {
   );
   private readonly cost = new LightCounter(
     'gateway_cost_total',
-    'Cost billed, in currency units (the usage records\' nano-units / 1e9), by model; video tasks count when they settle.',
+    "Cost billed, in currency units (the usage records' nano-units / 1e9), by model; video tasks count when they settle.",
     ['model'],
     this.registry,
   );
@@ -91,7 +91,6 @@ export class GatewayMetrics {
     labelNames: ['settlement', 'status'] as const,
     registers: [this.registry],
   });
-
 
   constructor(
     private readonly lines: LineRegistry,

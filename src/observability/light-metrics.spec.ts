@@ -10,7 +10,13 @@ describe('light metrics', () => {
     const ours = new LightHistogram('call_seconds', 'Call time.', ['entry'], BOUNDS, light);
     const theirs = new Histogram({ name: 'call_seconds', help: 'Call time.', labelNames: ['entry'], buckets: BOUNDS, registers: [reference] });
     // On a bound, past the last bound, and below the first: `le` means less than or equal.
-    for (const [entry, value] of [['chat', 0.1], ['chat', 0.05], ['chat', 12], ['messages', 1], ['chat', 1.5]] as const) {
+    for (const [entry, value] of [
+      ['chat', 0.1],
+      ['chat', 0.05],
+      ['chat', 12],
+      ['messages', 1],
+      ['chat', 1.5],
+    ] as const) {
       ours.of(entry).observe(value);
       theirs.labels(entry).observe(value);
     }

@@ -132,7 +132,13 @@ export class HistogramSeries {
 export class LightHistogram extends LightMetric<HistogramSeries> {
   readonly type = 'histogram';
 
-  constructor(name: string, help: string, labelNames: readonly string[], private readonly bounds: readonly number[], registry: Registry) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    private readonly bounds: readonly number[],
+    registry: Registry,
+  ) {
     super(name, help, labelNames, registry);
   }
 

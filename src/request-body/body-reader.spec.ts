@@ -29,7 +29,9 @@ describe(readBody.name, () => {
   it('completes at the announced length, without waiting for the stream to end', async () => {
     const stream = new PassThrough();
     Object.assign(stream, { headers: { 'content-length': '5' } });
-    const body = new Promise<Buffer>((resolve, reject) => readBody(stream as unknown as IncomingMessage, 100, (error, read) => (error ? reject(error) : resolve(read as Buffer))));
+    const body = new Promise<Buffer>((resolve, reject) =>
+      readBody(stream as unknown as IncomingMessage, 100, (error, read) => (error ? reject(error) : resolve(read as Buffer))),
+    );
     stream.write('hel');
     stream.write('lo');
 
@@ -121,7 +123,9 @@ describe(readBody.name, () => {
     it('closes the file of a body whose socket fails before the file is open', async () => {
       const stream = new PassThrough();
       Object.assign(stream, { headers: { 'content-length': String(text.length) } });
-      const refused = new Promise((resolve, reject) => readBody(stream as unknown as IncomingMessage, 10_000, (error, body) => (error ? reject(error) : resolve(body)), policy));
+      const refused = new Promise((resolve, reject) =>
+        readBody(stream as unknown as IncomingMessage, 10_000, (error, body) => (error ? reject(error) : resolve(body)), policy),
+      );
       stream.destroy(new Error('socket gone')); // 'error' comes on the next tick, before the file is opened
 
       await expect(refused).rejects.toThrow('socket gone');

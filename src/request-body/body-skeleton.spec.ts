@@ -42,7 +42,10 @@ const LONG = 'QUJD'.repeat(50_000);
 
 /** Bodies with long strings in every place the skeleton must handle. */
 const VALID_BODIES: Array<[string, string]> = [
-  ['a base64 data URL in a message', JSON.stringify({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${LONG}` } }] }] })],
+  [
+    'a base64 data URL in a message',
+    JSON.stringify({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${LONG}` } }] }] }),
+  ],
   ['a long top-level string before model', `{"prompt":"${LONG}","model":"m","stream":true}`],
   ['escapes all through a long string', JSON.stringify({ model: 'm', text: 'a\\/b\n\u00e9\u{1f600}"'.repeat(30_000) })],
   ['escaped slashes every 64 bytes (PHP style)', `{"model":"m","image":"${('A'.repeat(62) + '\\/').repeat(20_000)}"}`],
@@ -154,7 +157,11 @@ function form(parts: Array<{ name: string; filename?: string; content: Buffer | 
   const pieces: Buffer[] = [Buffer.from(options.preamble ?? '')];
   for (const part of parts) {
     const filename = part.filename === undefined ? '' : `; filename="${part.filename}"`;
-    pieces.push(Buffer.from(`--${BOUNDARY}\r\ncontent-disposition: form-data; name="${part.name}"${filename}\r\n\r\n`), Buffer.from(part.content), Buffer.from('\r\n'));
+    pieces.push(
+      Buffer.from(`--${BOUNDARY}\r\ncontent-disposition: form-data; name="${part.name}"${filename}\r\n\r\n`),
+      Buffer.from(part.content),
+      Buffer.from('\r\n'),
+    );
   }
   pieces.push(Buffer.from(`--${BOUNDARY}--\r\n`));
   return Buffer.concat(pieces);
@@ -164,10 +171,40 @@ function form(parts: Array<{ name: string; filename?: string; content: Buffer | 
 const FILE = Buffer.concat([Buffer.alloc(300_000, 0x5a), Buffer.from(`\r\n--${BOUNDARY.slice(0, -1)}X`), Buffer.alloc(200_000, 0x01), Buffer.from('\r\n-')]);
 
 const FORMS: Array<[string, Buffer]> = [
-  ['a large file after the fields', form([{ name: 'model', content: 'image-a' }, { name: 'prompt', content: 'Make it blue.' }, { name: 'image', filename: 'a.png', content: FILE }])],
-  ['the model after two large files', form([{ name: 'image[]', filename: 'a.png', content: FILE }, { name: 'image[]', filename: 'b.png', content: FILE }, { name: 'model', content: 'image-a' }])],
-  ['a preamble and a long text field', form([{ name: 'model', content: 'image-a' }, { name: 'prompt', content: 'p'.repeat(FORM_KEEP_BYTES / 2) }, { name: 'mask', filename: 'm.png', content: FILE }], { preamble: 'preamble\r\n' })],
-  ['a file longer than the kept head by one byte', form([{ name: 'model', content: 'image-a' }, { name: 'image', filename: 'a.png', content: Buffer.alloc(FORM_KEEP_BYTES + 1, 0x41) }])],
+  [
+    'a large file after the fields',
+    form([
+      { name: 'model', content: 'image-a' },
+      { name: 'prompt', content: 'Make it blue.' },
+      { name: 'image', filename: 'a.png', content: FILE },
+    ]),
+  ],
+  [
+    'the model after two large files',
+    form([
+      { name: 'image[]', filename: 'a.png', content: FILE },
+      { name: 'image[]', filename: 'b.png', content: FILE },
+      { name: 'model', content: 'image-a' },
+    ]),
+  ],
+  [
+    'a preamble and a long text field',
+    form(
+      [
+        { name: 'model', content: 'image-a' },
+        { name: 'prompt', content: 'p'.repeat(FORM_KEEP_BYTES / 2) },
+        { name: 'mask', filename: 'm.png', content: FILE },
+      ],
+      { preamble: 'preamble\r\n' },
+    ),
+  ],
+  [
+    'a file longer than the kept head by one byte',
+    form([
+      { name: 'model', content: 'image-a' },
+      { name: 'image', filename: 'a.png', content: Buffer.alloc(FORM_KEEP_BYTES + 1, 0x41) },
+    ]),
+  ],
 ];
 
 describe('FormSkeletonBuilder', () => {
@@ -187,13 +224,19 @@ describe('FormSkeletonBuilder', () => {
       });
       const model = parsed.parts.find((part) => part.name === 'model')!;
       const originalModel = whole.parts.find((part) => part.name === 'model')!;
-      expectSameBytes(expand(skeleton, body, replacePart(skeleton.bytes, model, 'vendor-image')), Buffer.concat(replacePart(body, originalModel, 'vendor-image')));
+      expectSameBytes(
+        expand(skeleton, body, replacePart(skeleton.bytes, model, 'vendor-image')),
+        Buffer.concat(replacePart(body, originalModel, 'vendor-image')),
+      );
       expect(skeleton.bytes.length).toBeLessThan(body.length);
     });
   });
 
   it('gives a skeleton that fails to parse when the body does', () => {
-    const body = form([{ name: 'model', content: 'image-a' }, { name: 'image', filename: 'a.png', content: FILE }]).subarray(0, -30);
+    const body = form([
+      { name: 'model', content: 'image-a' },
+      { name: 'image', filename: 'a.png', content: FILE },
+    ]).subarray(0, -30);
     expect(parseForm(body, BOUNDARY).ok).toBe(false);
     expect(parseForm(pushed(new FormSkeletonBuilder(BOUNDARY), body, [4096]).finish().bytes, BOUNDARY).ok).toBe(false);
   });

@@ -215,7 +215,10 @@ export class JsonSkeletonBuilder extends SkeletonBuilder {
       if (byte === QUOTE) {
         this.inString = true;
         this.stringBytes = 0;
-        this.isKey = this.depth > 0 && this.containers[Math.min(this.depth, TRACKED_DEPTH) - 1] === OPEN_BRACE && (this.lastSignificant === OPEN_BRACE || this.lastSignificant === COMMA);
+        this.isKey =
+          this.depth > 0 &&
+          this.containers[Math.min(this.depth, TRACKED_DEPTH) - 1] === OPEN_BRACE &&
+          (this.lastSignificant === OPEN_BRACE || this.lastSignificant === COMMA);
         // The string as a whole counts as significant (a value or a key), not its quote.
         this.lastSignificant = QUOTE;
         return position + 1;

@@ -76,7 +76,7 @@ export class BodySpool {
   async *read(start: number, end: number): AsyncGenerator<Buffer> {
     this.retain();
     try {
-      for (let position = start; position < end; ) {
+      for (let position = start; position < end;) {
         const buffer = Buffer.allocUnsafe(Math.min(READ_BYTES, end - position));
         const { bytesRead } = await this.handle.read(buffer, 0, buffer.length, position);
         if (bytesRead === 0) throw new Error('The spooled body ended early.');

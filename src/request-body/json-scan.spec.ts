@@ -243,17 +243,40 @@ describe(spliceFields.name, () => {
 
   it('replaces several members whatever the order of the replacements', () => {
     const text = '{"a":1,"b":{"deep":true},"c":"three"}';
-    expect(splice(text, [['c', '3'], ['a', '"one"']])).toBe('{"a":"one","b":{"deep":true},"c":3}');
+    expect(
+      splice(text, [
+        ['c', '3'],
+        ['a', '"one"'],
+      ]),
+    ).toBe('{"a":"one","b":{"deep":true},"c":3}');
     expect(splice(text, [['b', 'null']])).toBe('{"a":1,"b":null,"c":"three"}');
   });
 
   it('appends additions after the last member', () => {
     expect(splice('{"a":1 }', [], [['stream_options', '{"include_usage":true}']])).toBe('{"a":1,"stream_options":{"include_usage":true} }');
-    expect(splice('{"a":1,"b":2}', [['b', '3']], [['c', '4'], ['d', '5']])).toBe('{"a":1,"b":3,"c":4,"d":5}');
+    expect(
+      splice(
+        '{"a":1,"b":2}',
+        [['b', '3']],
+        [
+          ['c', '4'],
+          ['d', '5'],
+        ],
+      ),
+    ).toBe('{"a":1,"b":3,"c":4,"d":5}');
   });
 
   it('appends additions to an empty object without a leading comma', () => {
-    expect(splice(' { } ', [], [['a', '1'], ['b', '2']])).toBe(' {"a":1,"b":2 } ');
+    expect(
+      splice(
+        ' { } ',
+        [],
+        [
+          ['a', '1'],
+          ['b', '2'],
+        ],
+      ),
+    ).toBe(' {"a":1,"b":2 } ');
   });
 
   it('escapes added keys', () => {

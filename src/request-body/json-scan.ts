@@ -21,8 +21,7 @@ export interface TopLevelField {
 }
 
 export type ScanResult =
-  | { ok: true; fields: Map<string, TopLevelField> }
-  | { ok: false; reason: 'not_json' | 'not_object' | 'duplicate_key'; message: string; key?: string };
+  { ok: true; fields: Map<string, TopLevelField> } | { ok: false; reason: 'not_json' | 'not_object' | 'duplicate_key'; message: string; key?: string };
 
 /** Deeper documents are refused: real requests never come close, and recursion stays bounded. */
 export const MAX_JSON_DEPTH = 512;
@@ -174,9 +173,7 @@ class Scanner {
   private recordField(keyStart: number, keyEnd: number, keyHasEscapes: boolean, valueStart: number): void {
     // The key is already validated, so JSON.parse of its bytes cannot throw; it resolves escapes
     // so that `mod\u0065l` and `model` collide as they would for the upstream's parser.
-    const key: string = keyHasEscapes
-      ? JSON.parse(this.bytes.toString('utf8', keyStart, keyEnd))
-      : this.bytes.toString('utf8', keyStart + 1, keyEnd - 1);
+    const key: string = keyHasEscapes ? JSON.parse(this.bytes.toString('utf8', keyStart, keyEnd)) : this.bytes.toString('utf8', keyStart + 1, keyEnd - 1);
     if (this.fields.has(key)) {
       this.duplicateKey ??= key;
       return;
@@ -271,10 +268,7 @@ class Scanner {
       const third = words[word + 2];
       const fourth = words[word + 3];
       const below =
-        ((first - BELOW_SPACE) & ~first) |
-        ((second - BELOW_SPACE) & ~second) |
-        ((third - BELOW_SPACE) & ~third) |
-        ((fourth - BELOW_SPACE) & ~fourth);
+        ((first - BELOW_SPACE) & ~first) | ((second - BELOW_SPACE) & ~second) | ((third - BELOW_SPACE) & ~third) | ((fourth - BELOW_SPACE) & ~fourth);
       if ((below & HIGH_BITS) !== 0) break;
       word += 4;
     }

@@ -225,17 +225,41 @@ describe(parseForm.name, () => {
     ['a body without the boundary', 'model=m&prompt=p', /no part delimited by its boundary/],
     ['a body with another boundary', '--other\r\nContent-Disposition: form-data; name="model"\r\n\r\nm\r\n--other--', /no part delimited/],
     ['only a close delimiter', `--${BOUNDARY}--\r\n`, /no parts/],
-    ['a delimiter followed by text', `--${BOUNDARY}X\r\nContent-Disposition: form-data; name="model"\r\n\r\nm\r\n--${BOUNDARY}--`, /not followed by a line break/],
+    [
+      'a delimiter followed by text',
+      `--${BOUNDARY}X\r\nContent-Disposition: form-data; name="model"\r\n\r\nm\r\n--${BOUNDARY}--`,
+      /not followed by a line break/,
+    ],
     ['a delimiter followed by a bare LF', `--${BOUNDARY}\nContent-Disposition: form-data; name="model"\n\nm\n--${BOUNDARY}--`, /./],
     ['no closing delimiter', `--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nm\r\n`, /does not end with the closing boundary/],
-    ['a body that ends right after a delimiter', `--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nm\r\n--${BOUNDARY}`, /not followed by a line break/],
-    ['a body that ends after a delimiter line', `--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nm\r\n--${BOUNDARY}\r\n`, /no complete header section/],
+    [
+      'a body that ends right after a delimiter',
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nm\r\n--${BOUNDARY}`,
+      /not followed by a line break/,
+    ],
+    [
+      'a body that ends after a delimiter line',
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nm\r\n--${BOUNDARY}\r\n`,
+      /no complete header section/,
+    ],
     ['a part without a header section end', `--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\nm`, /no complete header section/],
     ['a part without headers', `--${BOUNDARY}\r\n\r\nm\r\n--${BOUNDARY}--`, /Content-Disposition/],
     ['a part without Content-Disposition', `--${BOUNDARY}\r\nContent-Type: text/plain\r\n\r\nm\r\n--${BOUNDARY}--`, /Content-Disposition/],
-    ['a Content-Disposition without a name', `--${BOUNDARY}\r\nContent-Disposition: form-data; filename="a.png"\r\n\r\nm\r\n--${BOUNDARY}--`, /Content-Disposition/],
-    ['a Content-Disposition that is not form-data', `--${BOUNDARY}\r\nContent-Disposition: attachment; name="model"\r\n\r\nm\r\n--${BOUNDARY}--`, /Content-Disposition/],
-    ['a second part without a name', Buffer.concat([field('model', 'm'), part(['Content-Disposition: form-data'], 'x'), Buffer.from(`--${BOUNDARY}--`)]), /Content-Disposition/],
+    [
+      'a Content-Disposition without a name',
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; filename="a.png"\r\n\r\nm\r\n--${BOUNDARY}--`,
+      /Content-Disposition/,
+    ],
+    [
+      'a Content-Disposition that is not form-data',
+      `--${BOUNDARY}\r\nContent-Disposition: attachment; name="model"\r\n\r\nm\r\n--${BOUNDARY}--`,
+      /Content-Disposition/,
+    ],
+    [
+      'a second part without a name',
+      Buffer.concat([field('model', 'm'), part(['Content-Disposition: form-data'], 'x'), Buffer.from(`--${BOUNDARY}--`)]),
+      /Content-Disposition/,
+    ],
   ])('refuses %s', (_case, body, message) => {
     const text = refusal(Buffer.isBuffer(body) ? body : Buffer.from(body));
     expect(text).toMatch(/^The multipart\/form-data body /);

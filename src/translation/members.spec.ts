@@ -25,7 +25,13 @@ describe(definedOnly.name, () => {
 
 describe(presentOnly.name, () => {
   it('drops null and undefined members, keeping the order and 0', () => {
-    const copy = presentOnly({ input_tokens: 12, cache_read_input_tokens: null, output_tokens: 0, cache_creation_input_tokens: undefined, service_tier: 'standard' });
+    const copy = presentOnly({
+      input_tokens: 12,
+      cache_read_input_tokens: null,
+      output_tokens: 0,
+      cache_creation_input_tokens: undefined,
+      service_tier: 'standard',
+    });
     expect(Object.entries(copy)).toEqual([
       ['input_tokens', 12],
       ['output_tokens', 0],

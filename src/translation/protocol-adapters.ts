@@ -58,8 +58,7 @@ export const ENTRY_ADAPTERS: Record<TranslatableEntry, EntryAdapter> = {
     decodeRequest: decodeResponsesRequest,
     encodeResponse: (response, echo, context) =>
       encodeResponsesResponse(response, { echo: echo.body, includeOpaqueReasoning: echo.includeOpaqueReasoning }, context),
-    streamEncoder: (echo, context) =>
-      new ResponsesStreamWriter({ echo: echo.body, includeOpaqueReasoning: echo.includeOpaqueReasoning }, context),
+    streamEncoder: (echo, context) => new ResponsesStreamWriter({ echo: echo.body, includeOpaqueReasoning: echo.includeOpaqueReasoning }, context),
     encodeError: encodeResponsesError,
     fieldNames: { temperature: 'temperature', topP: 'top_p', stop: 'stop' },
   },

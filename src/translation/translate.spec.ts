@@ -34,7 +34,11 @@ function chunks(buffer: Buffer): Buffer[] {
   return pieces;
 }
 
-const WEATHER_TOOL = { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const WEATHER_TOOL = {
+  name: 'get_weather',
+  description: 'Weather of a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 
 function clientBody(entry: TranslatableEntry): Record<string, unknown> {
   if (entry === 'responses') {
@@ -127,10 +131,64 @@ function assembleMessage(events: SseEvent[]) {
 }
 
 const RESPONSES_ENTRY_CASES: Array<[TextProtocol, string, string[]]> = [
-  ['messages', 'messages-thinking', ['response.output_item.added', 'response.reasoning_summary_part.added', 'response.reasoning_summary_text.delta', 'response.reasoning_summary_text.done', 'response.reasoning_summary_part.done', 'response.output_item.done', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done']],
-  ['messages', 'messages-parallel-tool-use', ['response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done', 'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done']],
-  ['chat_completions', 'chat-parallel-tool-calls', ['response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done', 'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done']],
-  ['chat_completions', 'chat-reasoning', ['response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done']],
+  [
+    'messages',
+    'messages-thinking',
+    [
+      'response.output_item.added',
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+    ],
+  ],
+  [
+    'messages',
+    'messages-parallel-tool-use',
+    [
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+    ],
+  ],
+  [
+    'chat_completions',
+    'chat-parallel-tool-calls',
+    [
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+    ],
+  ],
+  [
+    'chat_completions',
+    'chat-reasoning',
+    [
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+    ],
+  ],
 ];
 
 describe('translation to a responses client', () => {
@@ -170,7 +228,11 @@ describe('translation to a messages client', () => {
 
   it.each(MESSAGES_ENTRY_CASES)('gives the same message and usage from a %s upstream stream as from its JSON answer (%s)', (upstream, name) => {
     const { events, usage } = translatedStream('messages', upstream, `${name}.sse`);
-    const answer = translateAnswer(plan('messages', upstream), JSON.parse(fixture(upstream, name === 'chat-text-usage' ? 'chat-text.json' : `${name}.json`).toString('utf8')), context());
+    const answer = translateAnswer(
+      plan('messages', upstream),
+      JSON.parse(fixture(upstream, name === 'chat-text-usage' ? 'chat-text.json' : `${name}.json`).toString('utf8')),
+      context(),
+    );
     const streamed = assembleMessage(events);
     expect(withoutIds(streamed.content)).toEqual(withoutIds(answer.body.content));
     expect(streamed.stopReason).toBe(answer.body.stop_reason);

@@ -60,7 +60,11 @@ function clientFieldName(entry: EntryAdapter, canonicalField: string): string {
 }
 
 /** A complete upstream JSON answer in the called protocol, with the usage it reported. */
-export function translateAnswer(plan: TranslationPlan, upstreamBody: unknown, context: TranslationContext): { body: Record<string, unknown>; usage: CanonicalUsage } {
+export function translateAnswer(
+  plan: TranslationPlan,
+  upstreamBody: unknown,
+  context: TranslationContext,
+): { body: Record<string, unknown>; usage: CanonicalUsage } {
   const decoded = markCustomToolCalls(upstreamAdapter(plan).decodeResponse(upstreamBody, plan.origin), plan.request);
   return { body: ENTRY_ADAPTERS[plan.entry].encodeResponse(decoded, plan.echo, context), usage: decoded.usage };
 }
@@ -134,9 +138,7 @@ function customToolNames(request: CanonicalRequest): Set<string> {
 function markCustomToolCalls(response: CanonicalResponse, request: CanonicalRequest): CanonicalResponse {
   const custom = customToolNames(request);
   if (custom.size === 0) return response;
-  const output = response.output.map((part): CanonicalOutputPart =>
-    part.type === 'tool_call' && custom.has(part.name) ? { ...part, kind: 'custom' } : part,
-  );
+  const output = response.output.map((part): CanonicalOutputPart => (part.type === 'tool_call' && custom.has(part.name) ? { ...part, kind: 'custom' } : part));
   return { ...response, output };
 }
 
@@ -145,10 +147,9 @@ function usageObserver(customTools: Set<string>, onUsage: (usage: CanonicalUsage
   let usage: CanonicalUsage = {};
   return (event) => {
     if (event.type === 'usage' || (event.type === 'start' && event.usage)) {
-      usage = mergeDefined(usage, event.type === 'usage' ? event.usage : event.usage ?? {});
+      usage = mergeDefined(usage, event.type === 'usage' ? event.usage : (event.usage ?? {}));
       onUsage(usage);
     }
     return event.type === 'tool_call_start' && customTools.has(event.name) ? { ...event, kind: 'custom' } : event;
   };
 }
-

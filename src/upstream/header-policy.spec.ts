@@ -1,11 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { INTERFACE_NAMES, InterfaceName } from '../config/gateway-config';
-import {
-  DEFAULT_MESSAGES_VERSION,
-  defaultAuthStyle,
-  returnedResponseHeaders,
-  upstreamRequestHeaders,
-} from './header-policy';
+import { DEFAULT_MESSAGES_VERSION, defaultAuthStyle, returnedResponseHeaders, upstreamRequestHeaders } from './header-policy';
 
 const LINE_KEY = 'vendor-line-secret';
 const CLIENT_KEY = 'gk-client-gateway-key';
@@ -95,9 +90,7 @@ describe(upstreamRequestHeaders.name, () => {
   });
 
   it('sends application/json when the client gave no content type', () => {
-    expect(upstreamRequestHeaders({}, 'embeddings', { style: 'bearer', apiKey: LINE_KEY })['content-type']).toBe(
-      'application/json',
-    );
+    expect(upstreamRequestHeaders({}, 'embeddings', { style: 'bearer', apiKey: LINE_KEY })['content-type']).toBe('application/json');
   });
 
   it("keeps the client's content type", () => {

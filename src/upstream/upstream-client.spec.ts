@@ -30,7 +30,10 @@ describe(UpstreamClient.name, () => {
     seen.sockets.clear();
     seen.closedEarly = 0;
     const { port } = server.address() as AddressInfo;
-    line = new Line({ id: 'line-1', baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', timeoutMs: 300 }, new Pool(`http://127.0.0.1:${port}`, { pipelining: 1 }));
+    line = new Line(
+      { id: 'line-1', baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', timeoutMs: 300 },
+      new Pool(`http://127.0.0.1:${port}`, { pipelining: 1 }),
+    );
   });
 
   afterEach(() => line.pool.destroy());

@@ -3,14 +3,7 @@ import type { InterfaceName } from '../config/gateway-config';
 /** How an attempt on a line went wrong, as far as failover cares. */
 export type AttemptFailure = 'refused' | 'timeout' | 'reset' | 'aborted';
 
-const REFUSED_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
+const REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export function classifyFailure(error: unknown, clientGone: boolean): AttemptFailure {
   if (clientGone) return 'aborted';

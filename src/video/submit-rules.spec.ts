@@ -255,15 +255,13 @@ describe(submitFacts.name, () => {
       rejectionOf(withContent([{ type, [type]: { url } }]));
     });
 
-    it.each([
-      'https://example.com/cat.png',
-      'http://example.com/cat.png',
-      'HTTPS://EXAMPLE.COM/CAT.PNG',
-      'data:image/png;base64,iVBORw0KGgo=',
-    ])('accepts the client material %s', (url) => {
-      const facts = factsOf(withContent([{ type: 'image_url', image_url: { url } }]));
-      expect(facts.inputImageCount).toBe(1);
-    });
+    it.each(['https://example.com/cat.png', 'http://example.com/cat.png', 'HTTPS://EXAMPLE.COM/CAT.PNG', 'data:image/png;base64,iVBORw0KGgo='])(
+      'accepts the client material %s',
+      (url) => {
+        const facts = factsOf(withContent([{ type: 'image_url', image_url: { url } }]));
+        expect(facts.inputImageCount).toBe(1);
+      },
+    );
 
     it('accepts data: and https video and audio materials', () => {
       const items = [

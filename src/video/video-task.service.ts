@@ -219,7 +219,13 @@ export class VideoTaskService {
       await this.store.confirm(taskId, upstreamId, opened.line.id, new Date(this.clock.now() + this.settings.firstPollDelayMs));
     }
     const type = (opened.headers['content-type'] as string | undefined) ?? 'application/json';
-    writeWhole(response, opened.statusCode, returnedResponseHeaders(opened.headers), type, upstreamId === undefined ? body : withGatewayId(body, upstreamId, taskId));
+    writeWhole(
+      response,
+      opened.statusCode,
+      returnedResponseHeaders(opened.headers),
+      type,
+      upstreamId === undefined ? body : withGatewayId(body, upstreamId, taskId),
+    );
     return upstreamId === undefined ? { ...base, errorCode: `upstream_${opened.statusCode}` } : { ...base, errorCode: null, deferred: true };
   }
 
@@ -313,5 +319,8 @@ function writeWhole(response: ServerResponse, status: number, headers: OutgoingH
 }
 
 function send(reply: FastifyReply, answer: TaskAnswer, task: VideoTask): void {
-  void reply.code(answer.statusCode).header('content-type', answer.contentType).send(withGatewayId(answer.body, task.upstreamTaskId!, task.id));
+  void reply
+    .code(answer.statusCode)
+    .header('content-type', answer.contentType)
+    .send(withGatewayId(answer.body, task.upstreamTaskId!, task.id));
 }

@@ -9,8 +9,21 @@ import { isTaskId } from './task-ids';
 /** A task about to be submitted: every column the submit knows. */
 export type NewVideoTask = Pick<
   VideoTask,
-  | 'id' | 'ownerId' | 'keyId' | 'interface' | 'model' | 'draft' | 'durationSeconds' | 'resolution' | 'videoInput'
-  | 'inputImageCount' | 'reservedNano' | 'submitRequestId' | 'clientRequestId' | 'submittedAt' | 'nextPollAt'
+  | 'id'
+  | 'ownerId'
+  | 'keyId'
+  | 'interface'
+  | 'model'
+  | 'draft'
+  | 'durationSeconds'
+  | 'resolution'
+  | 'videoInput'
+  | 'inputImageCount'
+  | 'reservedNano'
+  | 'submitRequestId'
+  | 'clientRequestId'
+  | 'submittedAt'
+  | 'nextPollAt'
 >;
 
 /** How a task ends, and what it costs. */
@@ -57,20 +70,19 @@ export class VideoTaskStore {
 
   /** The upstream accepted the submit: the task gets its upstream id and line. */
   async confirm(id: string, upstreamTaskId: string, line: string, nextPollAt: Date): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE video_task SET upstream_task_id = $2, line = $3, status = 'queued', next_poll_at = $4 WHERE id = $1`,
-      [id, upstreamTaskId, line, nextPollAt],
-    );
+    await this.dataSource.query(`UPDATE video_task SET upstream_task_id = $2, line = $3, status = 'queued', next_poll_at = $4 WHERE id = $1`, [
+      id,
+      upstreamTaskId,
+      line,
+      nextPollAt,
+    ]);
   }
 
   /** The submit did not create an upstream task: the row goes and its reservation comes back. */
   abandon(id: string): Promise<{ ownerId: string; balance: OwnerBalance | undefined } | undefined> {
     return this.dataSource.transaction(async (manager) => {
       const [task] = returnedRows<{ owner_id: string; reserved_nano: string }>(
-        await manager.query(
-          `DELETE FROM video_task WHERE id = $1 AND upstream_task_id IS NULL AND settled_at IS NULL RETURNING owner_id, reserved_nano`,
-          [id],
-        ),
+        await manager.query(`DELETE FROM video_task WHERE id = $1 AND upstream_task_id IS NULL AND settled_at IS NULL RETURNING owner_id, reserved_nano`, [id]),
       );
       if (!task) return undefined;
       return { ownerId: task.owner_id, balance: await this.moveMoney(manager, task.owner_id, BigInt(task.reserved_nano), 0n) };
@@ -150,8 +162,17 @@ export class VideoTaskStore {
          VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 200, $8, false, $9, $10, $11, $12, NULL)
          ON CONFLICT (request_id) DO NOTHING`,
         [
-          task.submitRequestId, task.clientRequestId, task.keyId, task.ownerId, task.model, task.interface, task.line,
-          entry.errorCode, entry.figures ? JSON.stringify(entry.figures) : null, entry.costNano.toString(), task.submittedAt,
+          task.submitRequestId,
+          task.clientRequestId,
+          task.keyId,
+          task.ownerId,
+          task.model,
+          task.interface,
+          task.line,
+          entry.errorCode,
+          entry.figures ? JSON.stringify(entry.figures) : null,
+          entry.costNano.toString(),
+          task.submittedAt,
           Math.max(0, entry.settledAt.getTime() - task.submittedAt.getTime()),
         ],
       );

@@ -107,9 +107,7 @@ export function withGatewayId(body: Buffer, upstreamId: string, gatewayId: strin
   const swap = (text: string) => text.split(upstreamId).join(gatewayId);
   const start = source.trimStart()[0];
   if (start !== '{' && start !== '[') return Buffer.from(swap(source));
-  return Buffer.from(
-    source.replace(JSON_STRING, (literal) => (literal.includes(upstreamId) && !ADDRESS_LITERAL.test(literal) ? swap(literal) : literal)),
-  );
+  return Buffer.from(source.replace(JSON_STRING, (literal) => (literal.includes(upstreamId) && !ADDRESS_LITERAL.test(literal) ? swap(literal) : literal)));
 }
 
 export function parsedJson(body: Buffer): unknown {

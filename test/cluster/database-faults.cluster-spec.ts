@@ -65,8 +65,10 @@ models:
 owners:
 ${SCENARIOS.map((scenario) => `  - { id: ${ownerOf(scenario)}, kind: project, budget: 1000 }`).join('\n')}
 keys:
-${SCENARIOS.map((scenario) => `  - { key: ${warmKey(scenario)}, owner: ${ownerOf(scenario)}, models: ["*"] }
-  - { key: ${coldKey(scenario)}, owner: ${ownerOf(scenario)}, models: ["*"] }`).join('\n')}
+${SCENARIOS.map(
+  (scenario) => `  - { key: ${warmKey(scenario)}, owner: ${ownerOf(scenario)}, models: ["*"] }
+  - { key: ${coldKey(scenario)}, owner: ${ownerOf(scenario)}, models: ["*"] }`,
+).join('\n')}
 `;
 }
 
@@ -132,7 +134,10 @@ function incompleteness(kind: Kind, text: string, prompt: string): string | unde
     if (kind === 'chat-sse') {
       const items = parseSse(text);
       if (items.at(-1)?.data !== '[DONE]') return `chat stream without [DONE]: ${text.slice(-200)}`;
-      said = items.slice(0, -1).map((item) => JSON.parse(item.data).choices[0]?.delta?.content ?? '').join('');
+      said = items
+        .slice(0, -1)
+        .map((item) => JSON.parse(item.data).choices[0]?.delta?.content ?? '')
+        .join('');
     }
     if (kind === 'messages-sse') {
       const items = parseSse(text);
@@ -218,7 +223,8 @@ function sleep(ms: number): Promise<void> {
 
 /** A gauge or counter of GET /metrics without labels. */
 async function metric(gateway: GatewayProcess, name: string): Promise<number> {
-  if (!gateway.running) throw new Error(`the gateway exited (${gateway.child.exitCode ?? gateway.child.signalCode}); it printed:\n${gateway.output.slice(-3_000)}`);
+  if (!gateway.running)
+    throw new Error(`the gateway exited (${gateway.child.exitCode ?? gateway.child.signalCode}); it printed:\n${gateway.output.slice(-3_000)}`);
   const text = await (await fetch(`${gateway.url}/metrics`, { signal: AbortSignal.timeout(PATIENCE_MS) })).text();
   const line = text.split('\n').find((candidate) => candidate.startsWith(`${name} `));
   if (!line) throw new Error(`${name} missing from /metrics`);
@@ -320,10 +326,7 @@ describe('PostgreSQL stopped and started under steady load', () => {
 
   async function ledger(owner: string): Promise<Ledger> {
     const records = await query('SELECT request_id, status, error_code, cost_nano::text FROM usage_record WHERE owner_id = $1', [owner]);
-    const [{ duplicates }] = await query(
-      'SELECT count(*) - count(DISTINCT request_id) AS duplicates FROM usage_record WHERE owner_id = $1',
-      [owner],
-    );
+    const [{ duplicates }] = await query('SELECT count(*) - count(DISTINCT request_id) AS duplicates FROM usage_record WHERE owner_id = $1', [owner]);
     const [balance] = await query('SELECT spent_nano::text, reserved_nano::text FROM quota_owner WHERE id = $1', [owner]);
     const [daily] = await query(
       `SELECT coalesce(sum(calls), 0)::text AS calls, coalesce(sum(failed_calls), 0)::text AS failed_calls,
@@ -558,7 +561,9 @@ describe('PostgreSQL stopped and started under steady load', () => {
       await drained(gateway, owner, forwardedIds(calls).length);
       failedWrites = await metric(gateway, 'gateway_usage_writer_failed_writes_total');
       book = await ledger(owner);
-      figures.push(`lost COMMIT answers: ${proxy.cuts} batches committed unseen and retried; ${book.records.length} records for ${forwardedIds(calls).length} forwarded calls`);
+      figures.push(
+        `lost COMMIT answers: ${proxy.cuts} batches committed unseen and retried; ${book.records.length} records for ${forwardedIds(calls).length} forwarded calls`,
+      );
     });
 
     afterAll(async () => {
@@ -617,7 +622,9 @@ describe('PostgreSQL stopped and started under steady load', () => {
         if (found) logged.set(found[1], JSON.parse(found[2]));
       }
       book = await ledger(owner);
-      figures.push(`SIGTERM while down: ${forwardedIds(calls).length} forwarded calls, ${book.records.length} records stored before the stop, ${logged.size} logged at the exit`);
+      figures.push(
+        `SIGTERM while down: ${forwardedIds(calls).length} forwarded calls, ${book.records.length} records stored before the stop, ${logged.size} logged at the exit`,
+      );
     });
 
     it('exits 0 after its shutdown deadline, with no trouble but the records it could not write', () => {

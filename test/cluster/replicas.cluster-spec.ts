@@ -330,7 +330,10 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     const owners = await db.query("SELECT id FROM quota_owner WHERE id IN ('team-a', 'video-team') ORDER BY id");
     expect(owners.rows.map((row) => row.id)).toEqual(['team-a', 'video-team']);
     const keys = await db.query("SELECT owner_id, count(*)::int AS count FROM api_key WHERE source = 'config' GROUP BY owner_id ORDER BY owner_id");
-    expect(keys.rows).toEqual([{ owner_id: 'team-a', count: 1 }, { owner_id: 'video-team', count: 1 }]);
+    expect(keys.rows).toEqual([
+      { owner_id: 'team-a', count: 1 },
+      { owner_id: 'video-team', count: 1 },
+    ]);
   });
 
   it('serve calls through nginx from both replicas', async () => {
@@ -410,7 +413,9 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     // The bound: no billed call started after the window, so the overshoot is the calls in flight
     // when the budget was reached plus the calls started within the window after it.
     const overshoot = overshootOf(calls, budget);
-    expect({ startedAfterTheWindow: overshoot.late.length, lastStartAfterReachedMs: overshoot.lastStartAfterReachedMs }).toMatchObject({ startedAfterTheWindow: 0 });
+    expect({ startedAfterTheWindow: overshoot.late.length, lastStartAfterReachedMs: overshoot.lastStartAfterReachedMs }).toMatchObject({
+      startedAfterTheWindow: 0,
+    });
     expect(overshoot.calls).toBe(admitted - BUDGET_CALLS);
     expect(money.spent - budget).toBe(BigInt(overshoot.calls) * cost);
     // The same bound as a figure: a client's calls follow one another, each lasts at least
@@ -514,7 +519,9 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     expect(acceptedAfter).toBeLessThanOrEqual(KEY_CACHE_TTL_MS + SCHEDULING_SLACK_MS);
     const accepted = await Promise.all(Array.from({ length: 6 }, () => chat(nginx.url, key)));
     expect(accepted.map((answer) => answer.status)).toEqual(Array(6).fill(200));
-    process.stdout.write(`key cache across replicas: disabled key refused by the other replica after ${refusedAfter} ms, enabled key accepted after ${acceptedAfter} ms (KEY_CACHE_TTL_MS ${KEY_CACHE_TTL_MS})\n`);
+    process.stdout.write(
+      `key cache across replicas: disabled key refused by the other replica after ${refusedAfter} ms, enabled key accepted after ${acceptedAfter} ms (KEY_CACHE_TTL_MS ${KEY_CACHE_TTL_MS})\n`,
+    );
   });
 
   /**
@@ -578,7 +585,9 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     await Promise.all(watchers);
     expect(cancel.status).toBe(200);
 
-    const { rows } = await db.query('SELECT status, settled_at, settlement, cost_nano, submit_request_id, upstream_task_id FROM video_task WHERE id = $1', [taskId]);
+    const { rows } = await db.query('SELECT status, settled_at, settlement, cost_nano, submit_request_id, upstream_task_id FROM video_task WHERE id = $1', [
+      taskId,
+    ]);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ status: 'cancelled', settlement: 'not_billed', cost_nano: '0', submit_request_id: submitted.requestId });
     expect(rows[0].settled_at).not.toBeNull();
@@ -614,7 +623,12 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
       });
       expect(answer.status).toBe(200);
       const { rows } = await db.query('SELECT upstream_task_id FROM video_task WHERE id = $1', [answer.body.task_id]);
-      tasks.push({ taskId: answer.body.task_id, requestId: answer.requestId, upstreamId: rows[0].upstream_task_id, cost: BigInt(seconds - 1) * VIDEO_C_PER_SECOND });
+      tasks.push({
+        taskId: answer.body.task_id,
+        requestId: answer.requestId,
+        upstreamId: rows[0].upstream_task_id,
+        cost: BigInt(seconds - 1) * VIDEO_C_PER_SECOND,
+      });
     }
     // Each reports a second less than requested, so the bill comes from the reported usage.
     for (const [index, task] of tasks.entries()) {
@@ -626,7 +640,9 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
       expect(answer.body.task.status).toBe('succeeded');
     }
     await until(async () => {
-      const { rows } = await db.query('SELECT count(*)::int AS open FROM video_task WHERE id = ANY($1) AND settled_at IS NULL', [tasks.map((task) => task.taskId)]);
+      const { rows } = await db.query('SELECT count(*)::int AS open FROM video_task WHERE id = ANY($1) AND settled_at IS NULL', [
+        tasks.map((task) => task.taskId),
+      ]);
       return rows[0].open === 0;
     }, 'every task settled');
     await sleep(300); // further reconciler rounds find nothing left to settle

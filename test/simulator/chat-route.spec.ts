@@ -63,9 +63,13 @@ describe('UpstreamSimulator chat completions', () => {
   });
 
   it('frames chunks as bare data lines ending with [DONE]', async () => {
-    const outcome = await rawPost(`${baseUrl}/v1/chat/completions`, { ...userAsks('Raw'), stream: true }, {
-      headers: { authorization: 'Bearer sk-chat' },
-    });
+    const outcome = await rawPost(
+      `${baseUrl}/v1/chat/completions`,
+      { ...userAsks('Raw'), stream: true },
+      {
+        headers: { authorization: 'Bearer sk-chat' },
+      },
+    );
 
     expect(outcome.headers?.['content-type']).toBe('text/event-stream; charset=utf-8');
     const events = parseSse(outcome.text);
@@ -168,9 +172,13 @@ describe('UpstreamSimulator chat completions', () => {
   });
 
   it('rejects a body without messages in the OpenAI error shape', async () => {
-    const outcome = await rawPost(`${baseUrl}/v1/chat/completions`, { model: 'text-model-1' }, {
-      headers: { authorization: 'Bearer sk-chat' },
-    });
+    const outcome = await rawPost(
+      `${baseUrl}/v1/chat/completions`,
+      { model: 'text-model-1' },
+      {
+        headers: { authorization: 'Bearer sk-chat' },
+      },
+    );
 
     expect(outcome.status).toBe(400);
     expect(JSON.parse(outcome.text)).toEqual({

@@ -185,11 +185,7 @@ function toolCallDeltas(reply: Reply): unknown[] {
   const deltas: unknown[] = [];
   withCallIds(reply).forEach((call, index) => {
     const opening = { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } };
-    deltas.push(
-      index === 0
-        ? { role: 'assistant', content: null, tool_calls: [opening], refusal: null }
-        : { tool_calls: [opening] },
-    );
+    deltas.push(index === 0 ? { role: 'assistant', content: null, tool_calls: [opening], refusal: null } : { tool_calls: [opening] });
     for (const piece of splitFixed(call.arguments)) {
       deltas.push({ tool_calls: [{ index, function: { arguments: piece } }] });
     }

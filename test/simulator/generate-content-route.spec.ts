@@ -103,7 +103,7 @@ describe('UpstreamSimulator images', () => {
       expect(answer.json.modelVersion).toBe('vendor/image.v2-preview');
     });
 
-    it.each(['streamGenerateContent', 'countTokens', 'predict'])('answers :%s with 404 in Google\'s shape', async (method) => {
+    it.each(['streamGenerateContent', 'countTokens', 'predict'])("answers :%s with 404 in Google's shape", async (method) => {
       const answer = await post(`/v1beta/models/m:${method}`, { contents: [{ parts: [{ text: 'x' }] }] }, { 'x-goog-api-key': KEY });
 
       expect(answer.status).toBe(404);

@@ -5,7 +5,7 @@ describe('UpstreamSimulator images', () => {
   it('answers a PNG that decodes: signature, 1x1 RGBA header, inflatable pixel data, valid CRCs', () => {
     expect(SIMULATED_PNG.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
     const chunks: Array<{ type: string; data: Buffer }> = [];
-    for (let offset = 8; offset < SIMULATED_PNG.length; ) {
+    for (let offset = 8; offset < SIMULATED_PNG.length;) {
       const length = SIMULATED_PNG.readUInt32BE(offset);
       const typed = SIMULATED_PNG.subarray(offset + 4, offset + 8 + length);
       expect(SIMULATED_PNG.readUInt32BE(offset + 8 + length)).toBe(crc32(typed));

@@ -38,9 +38,7 @@ describe('UpstreamSimulator images', () => {
         },
       });
       expect(Math.abs(result.created - Date.now() / 1000)).toBeLessThan(5);
-      expect(simulator.requests).toEqual([
-        expect.objectContaining({ path: '/v1/images/generations', json: expect.objectContaining({ prompt, n: 2 }) }),
-      ]);
+      expect(simulator.requests).toEqual([expect.objectContaining({ path: '/v1/images/generations', json: expect.objectContaining({ prompt, n: 2 }) })]);
     });
 
     it('resolves auto to 1024x1024 at medium quality and scales other sizes by their pixels', async () => {

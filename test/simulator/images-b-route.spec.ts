@@ -61,7 +61,7 @@ describe('UpstreamSimulator images', () => {
       ['an image that is no address', { model: 'seedream-x', prompt: 'x', image: 'asset://abc' }, 'image'],
       ['response_format png', { model: 'seedream-x', prompt: 'x', response_format: 'png' }, 'response_format'],
       ['an array body', [{ model: 'seedream-x' }], 'body'],
-    ])('answers %s with 400 in Ark\'s shape', async (_case, body, param) => {
+    ])("answers %s with 400 in Ark's shape", async (_case, body, param) => {
       const answer = await post(ARK_PATH, body);
 
       expect(answer.status).toBe(400);

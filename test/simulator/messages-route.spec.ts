@@ -64,9 +64,13 @@ describe('UpstreamSimulator messages', () => {
   });
 
   it('names every SSE event after its type and pings after the first block starts', async () => {
-    const outcome = await rawPost(`${baseUrl}/v1/messages`, { ...ask('Raw'), stream: true }, {
-      headers: { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' },
-    });
+    const outcome = await rawPost(
+      `${baseUrl}/v1/messages`,
+      { ...ask('Raw'), stream: true },
+      {
+        headers: { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' },
+      },
+    );
 
     const events = parseSse(outcome.text);
     for (const event of events) expect(event.event).toBe(JSON.parse(event.data).type);
@@ -123,9 +127,7 @@ describe('UpstreamSimulator messages', () => {
     expect(thinking).toMatchObject({ type: 'thinking', thinking: 'Thinking about "Think first" before answering.' });
     expect(thinking.type === 'thinking' && thinking.signature.length).toBeGreaterThan(10);
     expect(message.content[1]).toEqual({ type: 'text', text: 'Hello from text-model-3: Think first' });
-    const blockZeroDeltas = events.flatMap((event) =>
-      event.type === 'content_block_delta' && event.index === 0 ? [event.delta.type] : [],
-    );
+    const blockZeroDeltas = events.flatMap((event) => (event.type === 'content_block_delta' && event.index === 0 ? [event.delta.type] : []));
     expect(blockZeroDeltas).toEqual([...Array<string>(6).fill('thinking_delta'), 'signature_delta']);
     expect(message.usage.output_tokens).toBe(6 + 5);
   });

@@ -26,9 +26,7 @@ import type { Route, RouteContext, SseEvent } from './simulator-types';
  */
 
 type ContentBlock =
-  | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: unknown };
+  { type: 'thinking'; thinking: string; signature: string } | { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
 
 interface MessageFrame {
   id: string;
@@ -205,10 +203,7 @@ function openingOf(block: ContentBlock): ContentBlock {
 function deltasOf(block: ContentBlock): Record<string, unknown>[] {
   switch (block.type) {
     case 'thinking':
-      return [
-        ...splitWords(block.thinking).map((thinking) => ({ type: 'thinking_delta', thinking })),
-        { type: 'signature_delta', signature: block.signature },
-      ];
+      return [...splitWords(block.thinking).map((thinking) => ({ type: 'thinking_delta', thinking })), { type: 'signature_delta', signature: block.signature }];
     case 'text':
       return splitWords(block.text).map((text) => ({ type: 'text_delta', text }));
     case 'tool_use':

@@ -94,11 +94,7 @@ describe('UpstreamSimulator responses', () => {
       expect(call.call_id).toMatch(/^call_/);
       expect(call).toMatchObject({ name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' });
     }
-    expect(types.slice(2, 5)).toEqual([
-      'response.output_item.added',
-      'response.function_call_arguments.delta',
-      'response.function_call_arguments.delta',
-    ]);
+    expect(types.slice(2, 5)).toEqual(['response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.delta']);
     expect(types.filter((type) => type === 'response.function_call_arguments.done')).toHaveLength(2);
     expect(response.output_text).toBe('');
   });
@@ -132,11 +128,7 @@ describe('UpstreamSimulator responses', () => {
     expect(reasoning.encrypted_content).toMatch(/^gAAAAAB/);
     expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(6);
     expect(response.usage?.output_tokens).toBe(6 + 5);
-    expect(types.slice(2, 5)).toEqual([
-      'response.output_item.added',
-      'response.reasoning_summary_part.added',
-      'response.reasoning_summary_text.delta',
-    ]);
+    expect(types.slice(2, 5)).toEqual(['response.output_item.added', 'response.reasoning_summary_part.added', 'response.reasoning_summary_text.delta']);
     expect(types).toContain('response.reasoning_summary_text.done');
     expect(types).toContain('response.reasoning_summary_part.done');
     expect(response.output_text).toBe('Hello from text-model-2: Think first');

@@ -1,15 +1,4 @@
-import {
-  asRecord,
-  measureInput,
-  newId,
-  optionalNumber,
-  planReply,
-  textOf,
-  unixSeconds,
-  type ToolChoice,
-  type ToolSpec,
-  type Turn,
-} from './scripted-model';
+import { asRecord, measureInput, newId, optionalNumber, planReply, textOf, unixSeconds, type ToolChoice, type ToolSpec, type Turn } from './scripted-model';
 import { buildOutput, encodeResponse } from './responses-encoding';
 import { encodeResponsesStream } from './responses-stream';
 import type { Route } from './simulator-types';

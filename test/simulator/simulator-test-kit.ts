@@ -28,22 +28,18 @@ export function rawPost(url: string, body: unknown, options: RawOptions = {}): P
   return new Promise((resolve) => {
     const outcome: RawOutcome = { text: '', complete: false };
     const sentAt = Date.now();
-    const request = httpRequest(
-      url,
-      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', ...options.headers } },
-      (response) => {
-        outcome.status = response.statusCode;
-        outcome.headers = response.headers;
-        outcome.headersAfterMs = Date.now() - sentAt;
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (outcome.text += chunk));
-        response.on('error', (error) => (outcome.error ??= error));
-        response.on('close', () => {
-          outcome.complete = response.complete;
-          resolve(outcome);
-        });
-      },
-    );
+    const request = httpRequest(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', ...options.headers } }, (response) => {
+      outcome.status = response.statusCode;
+      outcome.headers = response.headers;
+      outcome.headersAfterMs = Date.now() - sentAt;
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (outcome.text += chunk));
+      response.on('error', (error) => (outcome.error ??= error));
+      response.on('close', () => {
+        outcome.complete = response.complete;
+        resolve(outcome);
+      });
+    });
     request.on('error', (error) => {
       outcome.error ??= error;
       if (outcome.status === undefined) resolve(outcome);

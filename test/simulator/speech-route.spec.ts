@@ -135,9 +135,7 @@ describe('UpstreamSimulator speech (T2A v2)', () => {
     const midway = await rawPost(url, speechBody(text, { stream: true }), { headers: bearer });
 
     expect(before.headers?.['content-type']).toMatch(/^text\/event-stream/);
-    expect(events(before)).toEqual([
-      { data: null, trace_id: expect.any(String), base_resp: { status_code: 1008, status_msg: 'insufficient balance' } },
-    ]);
+    expect(events(before)).toEqual([{ data: null, trace_id: expect.any(String), base_resp: { status_code: 1008, status_msg: 'insufficient balance' } }]);
     expect(events(empty).map((event) => event.base_resp.status_code)).toEqual([2013]);
     const received = events(midway);
     expect(received.map((event) => event.data?.status ?? event.base_resp.status_code)).toEqual([1, 1, 1000]);

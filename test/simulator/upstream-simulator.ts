@@ -140,8 +140,7 @@ export class UpstreamSimulator {
     failure: Failure | undefined,
   ): Promise<void> {
     const vendor: Vendor = route?.vendor ?? 'openai';
-    const errorOf = (status: number, message: string) =>
-      route?.errorBody ? route.errorBody(status, message) : vendorError(vendor, status, message);
+    const errorOf = (status: number, message: string) => (route?.errorBody ? route.errorBody(status, message) : vendorError(vendor, status, message));
     const writer = this.writerFor(response, vendor, failure);
     if (failure && !('kind' in failure)) {
       if (typeof failure.body === 'string') return writer.text(failure.status, failure.body, failure.headers);

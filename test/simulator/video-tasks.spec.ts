@@ -27,12 +27,7 @@ describe('UpstreamSimulator video tasks', () => {
   beforeEach(() => simulator.reset());
 
   /** Sends a request with the right key unless headers say otherwise; a string body goes as is. */
-  async function call(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = { authorization: `Bearer ${KEY}` },
-  ): Promise<Answer> {
+  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: `Bearer ${KEY}` }): Promise<Answer> {
     const response = await fetch(`${baseUrl}${path}`, {
       method,
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

@@ -20,13 +20,7 @@ export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  * One HTTP call. A body that is a string goes as it is (for bodies that are not JSON), any
  * other value as JSON; `headers` replaces the admin token (pass `{}` for none).
  */
-export async function httpCall(
-  baseUrl: string,
-  method: Method,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = ADMIN_AUTH,
-): Promise<Answer> {
+export async function httpCall(baseUrl: string, method: Method, path: string, body?: unknown, headers: Record<string, string> = ADMIN_AUTH): Promise<Answer> {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },

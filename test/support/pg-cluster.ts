@@ -27,7 +27,10 @@ export class PgCluster {
   /** The folder of the newest installed PostgreSQL's binaries, or undefined. */
   static async binaries(): Promise<string | undefined> {
     const versions = await readdir('/usr/lib/postgresql').catch(() => [] as string[]);
-    const newest = versions.filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(a) - Number(b)).at(-1);
+    const newest = versions
+      .filter((name) => /^\d+$/.test(name))
+      .sort((a, b) => Number(a) - Number(b))
+      .at(-1);
     return newest ? `/usr/lib/postgresql/${newest}/bin` : undefined;
   }
 

@@ -106,7 +106,8 @@ keys:
  * from `owners:` on): the configuration of the suites that call every entry point alike.
  */
 export function oneModelPerInterfaceYaml(simulator: string, ownersAndKeys: string): string {
-  const model = (id: string, upstream: string, interfaces: string) => `  - { id: ${id}, upstream_model: ${upstream}, interfaces: [${interfaces}], lines: [line-a] }`;
+  const model = (id: string, upstream: string, interfaces: string) =>
+    `  - { id: ${id}, upstream_model: ${upstream}, interfaces: [${interfaces}], lines: [line-a] }`;
   return `
 upstreams:
   - id: line-a

@@ -61,11 +61,7 @@ export interface CanonicalTool {
   strict?: boolean;
 }
 
-export type CanonicalToolChoice =
-  | { type: 'auto' }
-  | { type: 'none' }
-  | { type: 'required' }
-  | { type: 'tool'; name: string };
+export type CanonicalToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
 
 export interface CanonicalRequest {
   /** The upstream model name (already swapped in by the gateway). */

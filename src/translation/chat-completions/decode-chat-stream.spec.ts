@@ -6,9 +6,11 @@ import { decodeChatStream } from './decode-chat-stream';
 
 /** Chunk boundaries are the SSE codec's business (sse/), so each fixture goes in as one chunk. */
 async function* fixtureEvents(name: string): AsyncGenerator<SseEvent> {
-  yield* decodeSse((async function* () {
-    yield readFileSync(join(__dirname, '__fixtures__', name));
-  })());
+  yield* decodeSse(
+    (async function* () {
+      yield readFileSync(join(__dirname, '__fixtures__', name));
+    })(),
+  );
 }
 
 async function* eventsOf(items: SseEvent[]): AsyncGenerator<SseEvent> {
@@ -163,7 +165,12 @@ describe(decodeChatStream.name, () => {
 
   it('keeps only the latest usage when several chunks report it', async () => {
     const events = await collect(
-      eventsOf([chunk({ content: 'Hi' }, null, { prompt_tokens: 3, completion_tokens: 1 }), chunk({}, 'stop'), usageChunk({ prompt_tokens: 3, completion_tokens: 2 }), DONE]),
+      eventsOf([
+        chunk({ content: 'Hi' }, null, { prompt_tokens: 3, completion_tokens: 1 }),
+        chunk({}, 'stop'),
+        usageChunk({ prompt_tokens: 3, completion_tokens: 2 }),
+        DONE,
+      ]),
     );
     expect(events.filter((event) => event.type === 'usage')).toEqual([{ type: 'usage', usage: { inputTokens: 3, outputTokens: 2 } }]);
   });
@@ -178,7 +185,9 @@ describe(decodeChatStream.name, () => {
   });
 
   it('turns refusal deltas into text with the refusal stop reason', async () => {
-    expect(await collect(eventsOf([chunk({ role: 'assistant', content: null, refusal: "I can't" }), chunk({ refusal: ' help.' }), chunk({}, 'stop'), DONE]))).toEqual([
+    expect(
+      await collect(eventsOf([chunk({ role: 'assistant', content: null, refusal: "I can't" }), chunk({ refusal: ' help.' }), chunk({}, 'stop'), DONE])),
+    ).toEqual([
       START,
       { type: 'text_start', index: 0 },
       ...textDeltas(0, ["I can't", ' help.']),
@@ -191,7 +200,13 @@ describe(decodeChatStream.name, () => {
   it('opens text after a tool call as a new part once the call is complete', async () => {
     const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":' } };
     const events = await collect(
-      eventsOf([chunk({ tool_calls: [call] }), chunk({ content: 'Note.' }), chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }] }), chunk({}, 'tool_calls'), DONE]),
+      eventsOf([
+        chunk({ tool_calls: [call] }),
+        chunk({ content: 'Note.' }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }] }),
+        chunk({}, 'tool_calls'),
+        DONE,
+      ]),
     );
     expect(events).toEqual([
       START,
@@ -245,14 +260,8 @@ describe(decodeChatStream.name, () => {
   });
 
   it('reports a stream with no chunk at all as ended early', async () => {
-    expect(await collect(eventsOf([DONE]))).toEqual([
-      { type: 'error', message: 'upstream stream ended early', kind: 'server' },
-      { type: 'end' },
-    ]);
-    expect(await collect(eventsOf([]))).toEqual([
-      { type: 'error', message: 'upstream stream ended early', kind: 'server' },
-      { type: 'end' },
-    ]);
+    expect(await collect(eventsOf([DONE]))).toEqual([{ type: 'error', message: 'upstream stream ended early', kind: 'server' }, { type: 'end' }]);
+    expect(await collect(eventsOf([]))).toEqual([{ type: 'error', message: 'upstream stream ended early', kind: 'server' }, { type: 'end' }]);
   });
 
   it('closes the upstream events when the consumer stops early', async () => {

@@ -58,9 +58,7 @@ describe(encodeChatRequest.name, () => {
   });
 
   it('carries temperature, top_p, stop and the reasoning effort, dropping nothing', () => {
-    const mapped = encodeChatRequest(
-      request({ temperature: 0.2, topP: 0.9, stop: ['END', '###'], reasoning: { effort: 'minimal', summary: true } }),
-    );
+    const mapped = encodeChatRequest(request({ temperature: 0.2, topP: 0.9, stop: ['END', '###'], reasoning: { effort: 'minimal', summary: true } }));
     expect(mapped).toEqual({
       value: {
         model: 'gpt-sim-1',
@@ -109,9 +107,23 @@ describe(encodeChatRequest.name, () => {
   });
 
   it('keeps several user text parts apart as content parts', () => {
-    const messages = messagesOf([{ role: 'user', parts: [{ type: 'text', text: 'One.' }, { type: 'text', text: 'Two.' }] }]);
+    const messages = messagesOf([
+      {
+        role: 'user',
+        parts: [
+          { type: 'text', text: 'One.' },
+          { type: 'text', text: 'Two.' },
+        ],
+      },
+    ]);
     expect(messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'One.' }, { type: 'text', text: 'Two.' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'One.' },
+          { type: 'text', text: 'Two.' },
+        ],
+      },
     ]);
   });
 
@@ -151,9 +163,7 @@ describe(encodeChatRequest.name, () => {
   });
 
   it('sends null content for an assistant message holding only tool calls', () => {
-    const messages = messagesOf([
-      { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: '{}', kind: 'function' }] },
-    ]);
+    const messages = messagesOf([{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: '{}', kind: 'function' }] }]);
     expect(messages).toEqual([
       { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
     ]);
@@ -164,7 +174,13 @@ describe(encodeChatRequest.name, () => {
     const messages = messagesOf([
       { role: 'user', parts: [{ type: 'text', text: 'Hi.' }] },
       { role: 'assistant', parts: [{ type: 'reasoning', text: 'Hmm.', opaque: { kind: 'encrypted', value: 'x' }, origin }] },
-      { role: 'assistant', parts: [{ type: 'reasoning', text: 'Hmm.' }, { type: 'text', text: 'Hello!' }] },
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'reasoning', text: 'Hmm.' },
+          { type: 'text', text: 'Hello!' },
+        ],
+      },
     ]);
     expect(messages).toEqual([
       { role: 'user', content: 'Hi.' },
@@ -217,7 +233,12 @@ describe(encodeChatRequest.name, () => {
       {
         role: 'user',
         parts: [
-          { type: 'tool_result', callId: 'call_2', content: [{ type: 'file', mediaType: 'application/pdf', data: PDF_BASE64, filename: 'a.pdf' }], kind: 'function' },
+          {
+            type: 'tool_result',
+            callId: 'call_2',
+            content: [{ type: 'file', mediaType: 'application/pdf', data: PDF_BASE64, filename: 'a.pdf' }],
+            kind: 'function',
+          },
           { type: 'text', text: 'Go on.' },
         ],
       },
@@ -279,7 +300,10 @@ describe(encodeChatRequest.name, () => {
     [{ type: 'auto' }, 'auto'],
     [{ type: 'none' }, 'none'],
     [{ type: 'required' }, 'required'],
-    [{ type: 'tool', name: 'get_weather' }, { type: 'function', function: { name: 'get_weather' } }],
+    [
+      { type: 'tool', name: 'get_weather' },
+      { type: 'function', function: { name: 'get_weather' } },
+    ],
   ])('maps tool choice %j to %j', (toolChoice, expected) => {
     expect(encodeChatRequest(request({ tools: [weather], toolChoice })).value.tool_choice).toEqual(expected);
   });

@@ -1,11 +1,4 @@
-import type {
-  CanonicalMessage,
-  CanonicalPart,
-  CanonicalRequest,
-  CanonicalTool,
-  CanonicalToolChoice,
-  Mapped,
-} from '../canonical/request';
+import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice, Mapped } from '../canonical/request';
 
 /**
  * Canonical request → OpenAI chat-completions request body (upstream side only: chat is never a

@@ -14,7 +14,12 @@ function assistantParts(...blocks: unknown[]) {
 
 describe(decodeMessagesList.name, () => {
   it('turns string content into one text part and keeps the roles', () => {
-    expect(decodeMessagesList([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }])).toEqual([
+    expect(
+      decodeMessagesList([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello' },
+      ]),
+    ).toEqual([
       { role: 'user', parts: [{ type: 'text', text: 'Hi' }] },
       { role: 'assistant', parts: [{ type: 'text', text: 'Hello' }] },
     ]);
@@ -57,12 +62,27 @@ describe(decodeMessagesList.name, () => {
   it('keeps tool results as strings or rich parts, with their error flag', () => {
     expect(
       userBlocks(
-        { type: 'tool_result', tool_use_id: 'a', content: [{ type: 'text', text: 'Done' }, { type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] },
+        {
+          type: 'tool_result',
+          tool_use_id: 'a',
+          content: [
+            { type: 'text', text: 'Done' },
+            { type: 'image', source: { type: 'url', url: 'https://x/y.png' } },
+          ],
+        },
         { type: 'tool_result', tool_use_id: 'b', content: 'Failed', is_error: true },
         { type: 'tool_result', tool_use_id: 'c' },
       ),
     ).toEqual([
-      { type: 'tool_result', callId: 'a', content: [{ type: 'text', text: 'Done' }, { type: 'image', url: 'https://x/y.png' }], kind: 'function' },
+      {
+        type: 'tool_result',
+        callId: 'a',
+        content: [
+          { type: 'text', text: 'Done' },
+          { type: 'image', url: 'https://x/y.png' },
+        ],
+        kind: 'function',
+      },
       { type: 'tool_result', callId: 'b', content: 'Failed', isError: true, kind: 'function' },
       { type: 'tool_result', callId: 'c', content: '', kind: 'function' },
     ]);

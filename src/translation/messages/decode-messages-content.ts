@@ -92,9 +92,7 @@ function decodeImage(block: Record<string, unknown>, path: string): ImagePart {
     case 'url':
       return { type: 'image', url: requireString(source.url, `${path}.source.url`) };
     case 'file':
-      throw new TranslationRejection(
-        `${path}.source: uploaded files cannot be referenced on the translation path; send the image as base64 or as a URL.`,
-      );
+      throw new TranslationRejection(`${path}.source: uploaded files cannot be referenced on the translation path; send the image as base64 or as a URL.`);
     default:
       throw new TranslationRejection(`${path}.source.type: must be "base64" or "url".`);
   }

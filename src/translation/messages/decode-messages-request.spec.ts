@@ -5,7 +5,10 @@ const UPSTREAM = 'upstream-model-1';
 const weatherSchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 
 function decode(fields: Record<string, unknown>) {
-  return decodeMessagesRequest({ model: 'gateway-model', max_tokens: 1024, messages: [{ role: 'user', content: 'Hi' }], ...fields }, { upstreamModel: UPSTREAM });
+  return decodeMessagesRequest(
+    { model: 'gateway-model', max_tokens: 1024, messages: [{ role: 'user', content: 'Hi' }], ...fields },
+    { upstreamModel: UPSTREAM },
+  );
 }
 
 function rejection(fields: Record<string, unknown>): string {
@@ -24,7 +27,10 @@ describe(decodeMessagesRequest.name, () => {
       {
         model: 'gateway-model',
         max_tokens: 2000,
-        system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Answer in French.' }],
+        system: [
+          { type: 'text', text: 'Be brief.' },
+          { type: 'text', text: 'Answer in French.' },
+        ],
         messages: [
           { role: 'user', content: 'Weather in Paris?' },
           { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }] },
@@ -105,7 +111,9 @@ describe(decodeMessagesRequest.name, () => {
 
     it('rejects content blocks the translation path cannot carry', () => {
       const block = { type: 'server_tool_use', id: 'srv_1', name: 'web_search', input: {} };
-      expect(rejection({ messages: [{ role: 'assistant', content: [block] }] })).toMatch(/^messages\.0\.content\.0\.type: content blocks of type "server_tool_use"/);
+      expect(rejection({ messages: [{ role: 'assistant', content: [block] }] })).toMatch(
+        /^messages\.0\.content\.0\.type: content blocks of type "server_tool_use"/,
+      );
     });
 
     it.each([
@@ -224,7 +232,10 @@ describe(decodeMessagesRequest.name, () => {
 
     it.each([
       [{ type: 'any' }, { type: 'required' }],
-      [{ type: 'tool', name: 'get_weather' }, { type: 'tool', name: 'get_weather' }],
+      [
+        { type: 'tool', name: 'get_weather' },
+        { type: 'tool', name: 'get_weather' },
+      ],
     ])('switches reasoning off when tool_choice is %j and reports thinking as dropped', (choice, canonical) => {
       const result = decode({ thinking: { type: 'enabled', budget_tokens: 8000 }, tool_choice: choice });
       expect(result.value.reasoning).toBeUndefined();

@@ -79,12 +79,14 @@ function decodeSystem(value: unknown): string[] {
   if (value === undefined || value === null) return [];
   if (typeof value === 'string') return value === '' ? [] : [value];
   if (!Array.isArray(value)) throw new TranslationRejection('system: must be a string or a list of text blocks.');
-  return value.map((block, index) => {
-    if (!isRecord(block) || block.type !== 'text' || typeof block.text !== 'string') {
-      throw new TranslationRejection(`system.${index}: must be a text block.`);
-    }
-    return block.text;
-  }).filter((text) => text !== '');
+  return value
+    .map((block, index) => {
+      if (!isRecord(block) || block.type !== 'text' || typeof block.text !== 'string') {
+        throw new TranslationRejection(`system.${index}: must be a text block.`);
+      }
+      return block.text;
+    })
+    .filter((text) => text !== '');
 }
 
 /** Client tools (no `type`, or `custom`) are functions; typed server tools cannot be carried. */
@@ -166,11 +168,7 @@ function decodeStopSequences(value: unknown): string[] {
  * (messages upstreams refuse it with thinking, and the responses entry has the same rule); the
  * client's field that asked for it is then reported as dropped.
  */
-function decodeReasoning(
-  body: Record<string, unknown>,
-  toolChoice: CanonicalToolChoice | undefined,
-  dropped: Set<string>,
-): ReasoningEffort | undefined {
+function decodeReasoning(body: Record<string, unknown>, toolChoice: CanonicalToolChoice | undefined, dropped: Set<string>): ReasoningEffort | undefined {
   const fromEffort = decodeOutputConfig(body.output_config, dropped);
   const effort = fromEffort ?? decodeThinking(body.thinking, dropped);
   if (effort === undefined) return undefined;

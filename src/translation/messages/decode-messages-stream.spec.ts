@@ -29,7 +29,12 @@ async function* eventsOf(...data: unknown[]): AsyncGenerator<SseEvent> {
   for (const item of data) yield { event: (item as { type: string }).type, data: JSON.stringify(item) };
 }
 
-const usage = (input: number, output: number, cached = 0) => ({ inputTokens: input + cached, cachedInputTokens: cached, cacheWriteInputTokens: 0, outputTokens: output });
+const usage = (input: number, output: number, cached = 0) => ({
+  inputTokens: input + cached,
+  cachedInputTokens: cached,
+  cacheWriteInputTokens: 0,
+  outputTokens: output,
+});
 const texts = (index: number, ...pieces: string[]): CanonicalEvent[] => pieces.map((text) => ({ type: 'text_delta', index, text }));
 
 describe(decodeMessagesStream.name, () => {

@@ -175,4 +175,3 @@ export class MessagesStreamReader implements StreamDecoder {
 function withText(start: CanonicalEvent, delta: Extract<CanonicalEvent, { text: string }>): CanonicalEvent[] {
   return delta.text === '' ? [start] : [start, delta];
 }
-

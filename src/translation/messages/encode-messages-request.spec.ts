@@ -5,7 +5,15 @@ const MODEL = 'claude-upstream-1';
 const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 
 function request(fields: Partial<CanonicalRequest> = {}): CanonicalRequest {
-  return { model: MODEL, system: [], messages: [{ role: 'user', parts: [{ type: 'text', text: 'Hi' }] }], tools: [], maxOutputTokens: 4096, stream: false, ...fields };
+  return {
+    model: MODEL,
+    system: [],
+    messages: [{ role: 'user', parts: [{ type: 'text', text: 'Hi' }] }],
+    tools: [],
+    maxOutputTokens: 4096,
+    stream: false,
+    ...fields,
+  };
 }
 
 const hi = { role: 'user', content: [{ type: 'text', text: 'Hi' }] };
@@ -26,7 +34,13 @@ describe(encodeMessagesRequest.name, () => {
           },
           { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_2', name: 'get_weather', arguments: 'not json', kind: 'function' }] },
           { role: 'user', parts: [{ type: 'tool_result', callId: 'call_1', content: 'Sunny', kind: 'function' }] },
-          { role: 'user', parts: [{ type: 'text', text: 'And this one?' }, { type: 'tool_result', callId: 'call_2', content: 'Rain', isError: true, kind: 'function' }] },
+          {
+            role: 'user',
+            parts: [
+              { type: 'text', text: 'And this one?' },
+              { type: 'tool_result', callId: 'call_2', content: 'Rain', isError: true, kind: 'function' },
+            ],
+          },
         ],
         tools: [{ name: 'get_weather', description: 'Current weather', parameters: schema, kind: 'function', strict: true }],
         toolChoice: { type: 'auto' },
@@ -90,7 +104,15 @@ describe(encodeMessagesRequest.name, () => {
               { type: 'image', url: 'https://example.com/cat.jpg', detail: 'high' },
               { type: 'file', mediaType: 'application/pdf', data: 'JVBERi0x', filename: 'report.pdf' },
               { type: 'text', text: '' },
-              { type: 'tool_result', callId: 'c', content: [{ type: 'text', text: 'See' }, { type: 'image', url: 'data:image/gif,GIF89a' }], kind: 'function' },
+              {
+                type: 'tool_result',
+                callId: 'c',
+                content: [
+                  { type: 'text', text: 'See' },
+                  { type: 'image', url: 'data:image/gif,GIF89a' },
+                ],
+                kind: 'function',
+              },
             ],
           },
         ],
@@ -100,7 +122,14 @@ describe(encodeMessagesRequest.name, () => {
       {
         role: 'user',
         content: [
-          { type: 'tool_result', tool_use_id: 'c', content: [{ type: 'text', text: 'See' }, { type: 'image', source: { type: 'base64', media_type: 'image/gif', data: 'R0lGODlh' } }] },
+          {
+            type: 'tool_result',
+            tool_use_id: 'c',
+            content: [
+              { type: 'text', text: 'See' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/gif', data: 'R0lGODlh' } },
+            ],
+          },
           { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0K' } },
           { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
           { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' }, title: 'report.pdf' },
@@ -112,7 +141,10 @@ describe(encodeMessagesRequest.name, () => {
   it.each([
     [{ type: 'auto' }, { type: 'auto' }],
     [{ type: 'required' }, { type: 'any' }],
-    [{ type: 'tool', name: 'get_weather' }, { type: 'tool', name: 'get_weather' }],
+    [
+      { type: 'tool', name: 'get_weather' },
+      { type: 'tool', name: 'get_weather' },
+    ],
     [{ type: 'none' }, { type: 'none' }],
   ] as const)('maps tool choice %j to %j', (choice, expected) => {
     const tools = [{ name: 'get_weather', parameters: schema, kind: 'function' as const }];
@@ -173,7 +205,14 @@ describe(encodeMessagesRequest.name, () => {
     const mine = { protocol: 'messages', upstreamModel: MODEL };
 
     function assistantWith(...parts: CanonicalRequest['messages'][number]['parts']) {
-      return encodeMessagesRequest(request({ messages: [{ role: 'user', parts: [{ type: 'text', text: 'Hi' }] }, { role: 'assistant', parts }] })).value.messages;
+      return encodeMessagesRequest(
+        request({
+          messages: [
+            { role: 'user', parts: [{ type: 'text', text: 'Hi' }] },
+            { role: 'assistant', parts },
+          ],
+        }),
+      ).value.messages;
     }
 
     it('restores thinking of the same upstream model first in its assistant message', () => {
@@ -213,12 +252,23 @@ describe(encodeMessagesRequest.name, () => {
         request({
           messages: [
             { role: 'user', parts: [{ type: 'text', text: 'One' }] },
-            { role: 'assistant', parts: [{ type: 'reasoning', text: 'x', opaque: { kind: 'encrypted', value: 'e' }, origin: { protocol: 'responses', upstreamModel: 'g' } }] },
+            {
+              role: 'assistant',
+              parts: [{ type: 'reasoning', text: 'x', opaque: { kind: 'encrypted', value: 'e' }, origin: { protocol: 'responses', upstreamModel: 'g' } }],
+            },
             { role: 'user', parts: [{ type: 'text', text: 'Two' }] },
           ],
         }),
       );
-      expect(value.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'One' }, { type: 'text', text: 'Two' }] }]);
+      expect(value.messages).toEqual([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'One' },
+            { type: 'text', text: 'Two' },
+          ],
+        },
+      ]);
     });
   });
 });

@@ -30,7 +30,11 @@ describe(encodeMessagesResponse.name, () => {
       role: 'assistant',
       model: 'gpt-up',
       content: [
-        { type: 'thinking', thinking: 'Plan', signature: sealReasoning({ origin: fromResponses, kind: 'encrypted', value: 'gAAAA', text: 'Plan', itemId: 'rs_1' }) },
+        {
+          type: 'thinking',
+          thinking: 'Plan',
+          signature: sealReasoning({ origin: fromResponses, kind: 'encrypted', value: 'gAAAA', text: 'Plan', itemId: 'rs_1' }),
+        },
         { type: 'text', text: 'Checking the weather.' },
         { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
       ],
@@ -67,7 +71,10 @@ describe(encodeMessagesResponse.name, () => {
 
   it('keeps redacted reasoning redacted, its data sealed', () => {
     const origin = { protocol: 'messages', upstreamModel: 'claude-up' };
-    const encoded = encodeMessagesResponse(response({ output: [{ type: 'reasoning', text: '', opaque: { kind: 'redacted', value: 'EmwK' }, origin }] }), context);
+    const encoded = encodeMessagesResponse(
+      response({ output: [{ type: 'reasoning', text: '', opaque: { kind: 'redacted', value: 'EmwK' }, origin }] }),
+      context,
+    );
     expect(encoded.content).toEqual([{ type: 'redacted_thinking', data: sealReasoning({ origin, kind: 'redacted', value: 'EmwK', text: '' }) }]);
   });
 

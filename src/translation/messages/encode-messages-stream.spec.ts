@@ -129,7 +129,11 @@ describe(encodeMessagesStream.name, () => {
       { type: 'end' },
     ]);
     expect(events.slice(1, 3)).toEqual([
-      { type: 'content_block_start', index: 0, content_block: { type: 'redacted_thinking', data: sealReasoning({ origin, kind: 'redacted', value: 'EmwK', text: '' }) } },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'redacted_thinking', data: sealReasoning({ origin, kind: 'redacted', value: 'EmwK', text: '' }) },
+      },
       { type: 'content_block_stop', index: 0 },
     ]);
   });
@@ -170,7 +174,11 @@ describe(encodeMessagesStream.name, () => {
   });
 
   it('carries the stop sequence that matched', async () => {
-    const events = await encode([{ type: 'start', id: 'c', model: 'gpt-up' }, { type: 'finish', stopReason: 'stop_sequence', stopSequence: 'END' }, { type: 'end' }]);
+    const events = await encode([
+      { type: 'start', id: 'c', model: 'gpt-up' },
+      { type: 'finish', stopReason: 'stop_sequence', stopSequence: 'END' },
+      { type: 'end' },
+    ]);
     expect(events[1].delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
   });
 
@@ -182,7 +190,11 @@ describe(encodeMessagesStream.name, () => {
       { type: 'text_start', index: 0 },
       { type: 'error', message: 'Upstream went away', kind: 'overloaded' },
     ];
-    for await (const event of encodeMessagesStream(streamOf(events, () => (readPastError = true)), context)) output.push(event);
+    for await (const event of encodeMessagesStream(
+      streamOf(events, () => (readPastError = true)),
+      context,
+    ))
+      output.push(event);
     expect(output.slice(-1)).toEqual([
       { event: 'error', data: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Upstream went away' } }) },
     ]);
@@ -190,7 +202,10 @@ describe(encodeMessagesStream.name, () => {
   });
 
   it('names an error of unknown kind api_error', async () => {
-    const events = await encode([{ type: 'start', id: 'c', model: 'gpt-up' }, { type: 'error', message: 'Boom', kind: 'server_error' }]);
+    const events = await encode([
+      { type: 'start', id: 'c', model: 'gpt-up' },
+      { type: 'error', message: 'Boom', kind: 'server_error' },
+    ]);
     expect(events[1]).toEqual({ type: 'error', error: { type: 'api_error', message: 'Boom' } });
   });
 

@@ -88,7 +88,10 @@ describe('messages reasoning continuation', () => {
   });
 
   it('leaves out thinking the client got straight from a vendor (an unsealed signature)', () => {
-    const content = [{ type: 'thinking', thinking: THOUGHT, signature: VENDOR_SIGNATURE }, { type: 'text', text: 'Blue light scatters.' }];
+    const content = [
+      { type: 'thinking', thinking: THOUGHT, signature: VENDOR_SIGNATURE },
+      { type: 'text', text: 'Blue light scatters.' },
+    ];
     expect((nextRequest(content, MODEL).messages as Array<{ content: unknown[] }>)[1].content).toEqual([{ type: 'text', text: 'Blue light scatters.' }]);
   });
 
@@ -98,7 +101,9 @@ describe('messages reasoning continuation', () => {
       {
         id: 'resp_1',
         model: MODEL,
-        output: [{ type: 'reasoning', text: 'Summary', summary: ['Summary'], opaque: { kind: 'encrypted', value: 'gAAAA', itemId: 'rs_1' }, origin: responsesOrigin }],
+        output: [
+          { type: 'reasoning', text: 'Summary', summary: ['Summary'], opaque: { kind: 'encrypted', value: 'gAAAA', itemId: 'rs_1' }, origin: responsesOrigin },
+        ],
         stopReason: 'end',
         usage: {},
       },
@@ -108,7 +113,13 @@ describe('messages reasoning continuation', () => {
     const [part] = decodeMessagesRequest(body, { upstreamModel: MODEL }).value.messages[0].parts;
     expect(part).toEqual({ type: 'reasoning', text: 'Summary', opaque: { kind: 'encrypted', value: 'gAAAA', itemId: 'rs_1' }, origin: responsesOrigin });
     expect(nextRequest(answer.content, MODEL).messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'Why is the sky blue?' }, { type: 'text', text: 'And at sunset?' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Why is the sky blue?' },
+          { type: 'text', text: 'And at sunset?' },
+        ],
+      },
     ]);
   });
 });

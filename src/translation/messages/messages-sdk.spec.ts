@@ -130,9 +130,15 @@ describe('messages encoders read by @anthropic-ai/sdk', () => {
       { type: 'text_delta', index: 0, text: 'Half' },
       { type: 'error', message: 'The upstream is overloaded', kind: 'overloaded' },
     ]);
-    const failure = await client.messages.stream(params).finalMessage().catch((error: unknown) => error);
+    const failure = await client.messages
+      .stream(params)
+      .finalMessage()
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Anthropic.APIError);
-    expect((failure as InstanceType<typeof Anthropic.APIError>).error).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'The upstream is overloaded' } });
+    expect((failure as InstanceType<typeof Anthropic.APIError>).error).toEqual({
+      type: 'error',
+      error: { type: 'overloaded_error', message: 'The upstream is overloaded' },
+    });
   });
 
   it('raises an encoded error body with its status as the matching SDK error', async () => {
@@ -143,6 +149,9 @@ describe('messages encoders read by @anthropic-ai/sdk', () => {
     };
     const failure = await client.messages.create(params).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Anthropic.RateLimitError);
-    expect((failure as InstanceType<typeof Anthropic.RateLimitError>).error).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'Slow down' } });
+    expect((failure as InstanceType<typeof Anthropic.RateLimitError>).error).toEqual({
+      type: 'error',
+      error: { type: 'rate_limit_error', message: 'Slow down' },
+    });
   });
 });

@@ -1,14 +1,7 @@
 import type { StopReason } from '../canonical/response';
 
 /** @see https://docs.anthropic.com/en/api/messages (response `stop_reason`) */
-export type MessagesStopReason =
-  | 'end_turn'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'tool_use'
-  | 'pause_turn'
-  | 'refusal'
-  | 'model_context_window_exceeded';
+export type MessagesStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 const MESSAGES_STOP_REASONS: readonly string[] = [
   'end_turn',

@@ -122,8 +122,14 @@ describe(decodeResponsesRequest.name, () => {
       ['auto', { type: 'auto' }],
       ['none', { type: 'none' }],
       ['required', { type: 'required' }],
-      [{ type: 'function', name: 'get_weather' }, { type: 'tool', name: 'get_weather' }],
-      [{ type: 'custom', name: 'run_sql' }, { type: 'tool', name: 'run_sql' }],
+      [
+        { type: 'function', name: 'get_weather' },
+        { type: 'tool', name: 'get_weather' },
+      ],
+      [
+        { type: 'custom', name: 'run_sql' },
+        { type: 'tool', name: 'run_sql' },
+      ],
     ])('maps %j', (choice, expected) => {
       expect(decode({ tool_choice: choice }).value.toolChoice).toEqual(expected);
     });
@@ -193,7 +199,16 @@ describe(decodeResponsesRequest.name, () => {
 
   describe('ignored and dropped fields', () => {
     it('ignores fields that never change an answer', () => {
-      const body = { metadata: { a: '1' }, user: 'u', service_tier: 'auto', truncation: 'auto', safety_identifier: 's', prompt_cache_key: 'k', store: false, stream_options: {} };
+      const body = {
+        metadata: { a: '1' },
+        user: 'u',
+        service_tier: 'auto',
+        truncation: 'auto',
+        safety_identifier: 's',
+        prompt_cache_key: 'k',
+        store: false,
+        stream_options: {},
+      };
       expect(decode(body)).toMatchObject({
         dropped: [],
         ignored: ['metadata', 'user', 'service_tier', 'truncation', 'safety_identifier', 'prompt_cache_key', 'stream_options', 'store'],
@@ -314,7 +329,9 @@ describe(decodeResponsesRequest.name, () => {
     });
 
     it('rejects images from the assistant', () => {
-      expect(rejection({ input: [{ role: 'assistant', content: [{ type: 'input_image', image_url: 'https://example.com/a.png' }] }] })).toThrow(/only user messages/);
+      expect(rejection({ input: [{ role: 'assistant', content: [{ type: 'input_image', image_url: 'https://example.com/a.png' }] }] })).toThrow(
+        /only user messages/,
+      );
     });
   });
 
@@ -334,11 +351,22 @@ describe(decodeResponsesRequest.name, () => {
 
     it('keeps a vendor encrypted_content without an origin, so no upstream restores it', () => {
       const input = [{ type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: 'gAAAA-vendor' }];
-      expect(decode({ input }).value.messages[0].parts).toEqual([{ type: 'reasoning', text: '', opaque: { kind: 'encrypted', value: 'gAAAA-vendor', itemId: 'rs_2' } }]);
+      expect(decode({ input }).value.messages[0].parts).toEqual([
+        { type: 'reasoning', text: '', opaque: { kind: 'encrypted', value: 'gAAAA-vendor', itemId: 'rs_2' } },
+      ]);
     });
 
     it('joins summary parts with a blank line when there is no seal', () => {
-      const input = [{ type: 'reasoning', id: 'rs_3', summary: [{ type: 'summary_text', text: 'One.' }, { type: 'summary_text', text: 'Two.' }] }];
+      const input = [
+        {
+          type: 'reasoning',
+          id: 'rs_3',
+          summary: [
+            { type: 'summary_text', text: 'One.' },
+            { type: 'summary_text', text: 'Two.' },
+          ],
+        },
+      ];
       expect(decode({ input }).value.messages[0].parts).toEqual([{ type: 'reasoning', text: 'One.\n\nTwo.', summary: ['One.', 'Two.'] }]);
     });
   });

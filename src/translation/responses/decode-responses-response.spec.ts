@@ -41,7 +41,11 @@ describe(decodeResponsesResponse.name, () => {
           type: 'reasoning',
           text: 'Thinking about "Think, then say hello." before answering.',
           summary: ['Thinking about "Think, then say hello." before answering.'],
-          opaque: { kind: 'encrypted', value: 'gAAAAABPEysS1JB9255V5F+e11eCzUZy6Hx3zs7DqkF2+B8+b8=', itemId: 'rs_DU50t1X1RvsysHxA6sFxbDj0LJOmOXUdKLB6lq1IVQMv5gAO' },
+          opaque: {
+            kind: 'encrypted',
+            value: 'gAAAAABPEysS1JB9255V5F+e11eCzUZy6Hx3zs7DqkF2+B8+b8=',
+            itemId: 'rs_DU50t1X1RvsysHxA6sFxbDj0LJOmOXUdKLB6lq1IVQMv5gAO',
+          },
           origin,
         },
         { type: 'text', text: 'Hello from gpt-sim-1: Think, then say hello.' },
@@ -60,7 +64,11 @@ describe(decodeResponsesResponse.name, () => {
   });
 
   it('decodes a custom tool call with its input wrapped as {"input": …} arguments', () => {
-    const body = { object: 'response', status: 'completed', output: [{ type: 'custom_tool_call', id: 'ctc_1', call_id: 'call_1', name: 'run_sql', input: 'SELECT "a"' }] };
+    const body = {
+      object: 'response',
+      status: 'completed',
+      output: [{ type: 'custom_tool_call', id: 'ctc_1', call_id: 'call_1', name: 'run_sql', input: 'SELECT "a"' }],
+    };
     expect(decodeResponsesResponse(body, origin)).toMatchObject({
       output: [{ type: 'tool_call', id: 'call_1', name: 'run_sql', arguments: '{"input":"SELECT \\"a\\""}', kind: 'custom' }],
       stopReason: 'tool_calls',

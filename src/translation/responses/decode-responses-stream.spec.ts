@@ -61,7 +61,11 @@ describe(decodeResponsesStream.name, () => {
     expect(await decodeFixture('responses-reasoning.sse')).toEqual([
       { type: 'start', id: 'resp_vG8sAFehcA0nEuFdkrflza6iPh6ec5jHQCzCXxojLKsNs15i', model: 'gpt-sim-1' },
       { type: 'reasoning_start', index: 0, origin },
-      ...['Thinking', ' about', ' "Think,', ' then', ' say', ' hello."', ' before', ' answering.'].map((text): CanonicalEvent => ({ type: 'reasoning_delta', index: 0, text })),
+      ...['Thinking', ' about', ' "Think,', ' then', ' say', ' hello."', ' before', ' answering.'].map((text): CanonicalEvent => ({
+        type: 'reasoning_delta',
+        index: 0,
+        text,
+      })),
       {
         type: 'reasoning_opaque',
         index: 0,
@@ -129,7 +133,11 @@ describe(decodeResponsesStream.name, () => {
       { type: 'response.output_item.added', output_index: 0, item: { id: 'ctc_1', type: 'custom_tool_call', call_id: 'call_1', name: 'run_sql', input: '' } },
       { type: 'response.custom_tool_call_input.delta', ...place, delta: 'SELECT "a"\n' },
       { type: 'response.custom_tool_call_input.delta', ...place, delta: 'FROM t' },
-      { type: 'response.output_item.done', output_index: 0, item: { id: 'ctc_1', type: 'custom_tool_call', call_id: 'call_1', name: 'run_sql', input: 'SELECT "a"\nFROM t' } },
+      {
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: { id: 'ctc_1', type: 'custom_tool_call', call_id: 'call_1', name: 'run_sql', input: 'SELECT "a"\nFROM t' },
+      },
       { type: 'response.completed', response: { status: 'completed' } },
     ]);
     expect(events).toEqual([

@@ -21,7 +21,12 @@ function request(overrides: Partial<CanonicalRequest> = {}): CanonicalRequest {
   };
 }
 
-const weather = { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, kind: 'function' as const };
+const weather = {
+  name: 'get_weather',
+  description: 'Weather',
+  parameters: { type: 'object', properties: { city: { type: 'string' } } },
+  kind: 'function' as const,
+};
 
 describe(encodeResponsesRequest.name, () => {
   it('encodes a plain request, never storing and always asking for encrypted reasoning', () => {
@@ -106,7 +111,15 @@ describe(encodeResponsesRequest.name, () => {
         role: 'user',
         parts: [
           { type: 'tool_result', callId: 'call_1', content: 'Sunny', kind: 'function', isError: false },
-          { type: 'tool_result', callId: 'call_2', content: [{ type: 'text', text: '1' }, { type: 'image', url: 'https://example.com/a.png', detail: 'low' }], kind: 'custom' },
+          {
+            type: 'tool_result',
+            callId: 'call_2',
+            content: [
+              { type: 'text', text: '1' },
+              { type: 'image', url: 'https://example.com/a.png', detail: 'low' },
+            ],
+            kind: 'custom',
+          },
           { type: 'text', text: 'Thanks.' },
         ],
       },
@@ -169,11 +182,18 @@ describe(encodeResponsesRequest.name, () => {
       const origin = { protocol: 'responses', upstreamModel: MODEL };
       const upstream = fixtureJson('responses-reasoning.json');
       const upstreamReasoning = (upstream.output as Array<Record<string, unknown>>)[0];
-      const answer = encodeResponsesResponse(decodeResponsesResponse(upstream, origin), { echo: { reasoning: { summary: 'auto' } }, includeOpaqueReasoning: true }, testContext());
+      const answer = encodeResponsesResponse(
+        decodeResponsesResponse(upstream, origin),
+        { echo: { reasoning: { summary: 'auto' } }, includeOpaqueReasoning: true },
+        testContext(),
+      );
       const clientItems = answer.output as Array<Record<string, unknown>>;
       expect(String(clientItems[0].encrypted_content)).toMatch(/^gwr1\./);
 
-      const next = decodeResponsesRequest({ model: 'gateway-model', input: [{ role: 'user', content: 'Hi' }, ...clientItems, { role: 'user', content: 'Again' }] }, { upstreamModel: MODEL, defaultMaxOutputTokens: 64000 });
+      const next = decodeResponsesRequest(
+        { model: 'gateway-model', input: [{ role: 'user', content: 'Hi' }, ...clientItems, { role: 'user', content: 'Again' }] },
+        { upstreamModel: MODEL, defaultMaxOutputTokens: 64000 },
+      );
       const input = encodeResponsesRequest(next.value).value.input as Array<Record<string, unknown>>;
       expect(input[1]).toEqual({
         type: 'reasoning',
@@ -185,7 +205,15 @@ describe(encodeResponsesRequest.name, () => {
 
     it('restores a seal made for a messages upstream nowhere on a responses upstream', () => {
       const token = sealReasoning({ origin: { protocol: 'messages', upstreamModel: MODEL }, kind: 'signature', value: 'sig', text: 'T' });
-      const next = decodeResponsesRequest({ input: [{ type: 'reasoning', id: 'rs_9', summary: [], encrypted_content: token }, { role: 'user', content: 'Hi' }] }, { upstreamModel: MODEL, defaultMaxOutputTokens: 1 });
+      const next = decodeResponsesRequest(
+        {
+          input: [
+            { type: 'reasoning', id: 'rs_9', summary: [], encrypted_content: token },
+            { role: 'user', content: 'Hi' },
+          ],
+        },
+        { upstreamModel: MODEL, defaultMaxOutputTokens: 1 },
+      );
       expect(encodeResponsesRequest(next.value).value.input).toEqual([{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }]);
     });
   });

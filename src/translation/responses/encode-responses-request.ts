@@ -1,11 +1,4 @@
-import type {
-  CanonicalMessage,
-  CanonicalPart,
-  CanonicalRequest,
-  CanonicalTool,
-  CanonicalToolChoice,
-  Mapped,
-} from '../canonical/request';
+import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice, Mapped } from '../canonical/request';
 
 /**
  * Canonical request → OpenAI Responses request body, for a messages client whose model has a

@@ -34,7 +34,15 @@ describe(encodeResponsesResponse.name, () => {
       max_output_tokens: null,
       max_tool_calls: null,
       model: 'claude-sim-1',
-      output: [{ id: 'msg_2', type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Hello.' }], role: 'assistant' }],
+      output: [
+        {
+          id: 'msg_2',
+          type: 'message',
+          status: 'completed',
+          content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Hello.' }],
+          role: 'assistant',
+        },
+      ],
       parallel_tool_calls: true,
       previous_response_id: null,
       prompt_cache_key: null,
@@ -49,7 +57,13 @@ describe(encodeResponsesResponse.name, () => {
       top_logprobs: 0,
       top_p: 1,
       truncation: 'disabled',
-      usage: { input_tokens: 20, input_tokens_details: { cached_tokens: 5 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 27 },
+      usage: {
+        input_tokens: 20,
+        input_tokens_details: { cached_tokens: 5 },
+        output_tokens: 7,
+        output_tokens_details: { reasoning_tokens: 3 },
+        total_tokens: 27,
+      },
       user: null,
       metadata: {},
     });
@@ -107,7 +121,11 @@ describe(encodeResponsesResponse.name, () => {
     ['max_tokens', 'max_output_tokens'],
     ['content_filter', 'content_filter'],
   ] as const)('marks a %s stop incomplete with reason %s', (stopReason, reason) => {
-    expect(encodeResponsesResponse(answer({ stopReason }), plain, testContext())).toMatchObject({ status: 'incomplete', incomplete_details: { reason }, completed_at: null });
+    expect(encodeResponsesResponse(answer({ stopReason }), plain, testContext())).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason },
+      completed_at: null,
+    });
   });
 
   it.each(['end', 'tool_calls', 'stop_sequence', 'refusal', 'pause'] as const)('marks a %s stop completed', (stopReason) => {
@@ -144,7 +162,10 @@ describe(encodeResponsesResponse.name, () => {
 
     it('keeps a redacted block as an empty reasoning item with its sealed data', () => {
       const redacted = { type: 'reasoning' as const, text: '', opaque: { kind: 'redacted' as const, value: 'opaque-bytes' }, origin };
-      const item = (encodeResponsesResponse(answer({ output: [redacted] }), { echo: { reasoning: { summary: 'auto' } }, includeOpaqueReasoning: true }, testContext()).output as Array<Record<string, unknown>>)[0];
+      const item = (
+        encodeResponsesResponse(answer({ output: [redacted] }), { echo: { reasoning: { summary: 'auto' } }, includeOpaqueReasoning: true }, testContext())
+          .output as Array<Record<string, unknown>>
+      )[0];
       expect(item.summary).toEqual([]);
       expect(openReasoning(String(item.encrypted_content))).toMatchObject({ kind: 'redacted', value: 'opaque-bytes' });
     });

@@ -36,7 +36,8 @@ const fullAnswer: CanonicalEvent[] = [
   { type: 'end' },
 ];
 
-const encode = (events: CanonicalEvent[], request: ResponsesAnswerRequest = withSummary) => collect(encodeResponsesStream(from(events), request, testContext()));
+const encode = (events: CanonicalEvent[], request: ResponsesAnswerRequest = withSummary) =>
+  collect(encodeResponsesStream(from(events), request, testContext()));
 const types = (events: SseEvent[]) => events.map((event) => event.event);
 const last = (events: SseEvent[]) => payloads(events)[events.length - 1];
 
@@ -44,8 +45,23 @@ describe(encodeResponsesStream.name, () => {
   it('writes delta events as text in the API member order, the delta escaped as JSON', async () => {
     const events = await encode(deltaOfEachKind(origin));
     expect(events.filter((event) => event.event?.endsWith('.delta')).map((event) => event.data)).toEqual([
-      JSON.stringify({ type: 'response.reasoning_summary_text.delta', sequence_number: 4, item_id: 'rs_2', output_index: 0, summary_index: 0, delta: AWKWARD_TEXT }),
-      JSON.stringify({ type: 'response.output_text.delta', sequence_number: 10, item_id: 'msg_3', output_index: 1, content_index: 0, delta: AWKWARD_TEXT, logprobs: [] }),
+      JSON.stringify({
+        type: 'response.reasoning_summary_text.delta',
+        sequence_number: 4,
+        item_id: 'rs_2',
+        output_index: 0,
+        summary_index: 0,
+        delta: AWKWARD_TEXT,
+      }),
+      JSON.stringify({
+        type: 'response.output_text.delta',
+        sequence_number: 10,
+        item_id: 'msg_3',
+        output_index: 1,
+        content_index: 0,
+        delta: AWKWARD_TEXT,
+        logprobs: [],
+      }),
       JSON.stringify({ type: 'response.function_call_arguments.delta', sequence_number: 15, item_id: 'fc_4', output_index: 2, delta: '{"city":' }),
     ]);
   });
@@ -96,7 +112,11 @@ describe(encodeResponsesStream.name, () => {
       { type: 'response.reasoning_summary_text.delta', ...summary, delta: 'first.' },
       { type: 'response.reasoning_summary_text.done', ...summary, text: 'Think first.' },
       { type: 'response.reasoning_summary_part.done', ...summary, part: { type: 'summary_text', text: 'Think first.' } },
-      { type: 'response.output_item.done', output_index: 0, item: { id: 'rs_2', type: 'reasoning', summary: [{ type: 'summary_text', text: 'Think first.' }], encrypted_content: expect.stringMatching(/^gwr1\./) } },
+      {
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: { id: 'rs_2', type: 'reasoning', summary: [{ type: 'summary_text', text: 'Think first.' }], encrypted_content: expect.stringMatching(/^gwr1\./) },
+      },
       { type: 'response.output_item.added', output_index: 1, item: { id: 'msg_3', type: 'message', status: 'in_progress', content: [], role: 'assistant' } },
       { type: 'response.content_part.added', ...message, part: { type: 'output_text', annotations: [], logprobs: [], text: '' } },
       { type: 'response.output_text.delta', ...message, delta: 'Calling ', logprobs: [] },
@@ -106,17 +126,39 @@ describe(encodeResponsesStream.name, () => {
       {
         type: 'response.output_item.done',
         output_index: 1,
-        item: { id: 'msg_3', type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Calling tools.' }], role: 'assistant' },
+        item: {
+          id: 'msg_3',
+          type: 'message',
+          status: 'completed',
+          content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Calling tools.' }],
+          role: 'assistant',
+        },
       },
-      { type: 'response.output_item.added', output_index: 2, item: { id: 'fc_4', type: 'function_call', status: 'in_progress', arguments: '', call_id: 'toolu_1', name: 'get_weather' } },
+      {
+        type: 'response.output_item.added',
+        output_index: 2,
+        item: { id: 'fc_4', type: 'function_call', status: 'in_progress', arguments: '', call_id: 'toolu_1', name: 'get_weather' },
+      },
       { type: 'response.function_call_arguments.delta', item_id: 'fc_4', output_index: 2, delta: '{"city":' },
       { type: 'response.function_call_arguments.delta', item_id: 'fc_4', output_index: 2, delta: '"Paris"}' },
       { type: 'response.function_call_arguments.done', item_id: 'fc_4', output_index: 2, name: 'get_weather', arguments: '{"city":"Paris"}' },
-      { type: 'response.output_item.done', output_index: 2, item: { id: 'fc_4', type: 'function_call', status: 'completed', arguments: '{"city":"Paris"}', call_id: 'toolu_1', name: 'get_weather' } },
-      { type: 'response.output_item.added', output_index: 3, item: { id: 'ctc_5', type: 'custom_tool_call', status: 'in_progress', call_id: 'toolu_2', input: '', name: 'run_sql' } },
+      {
+        type: 'response.output_item.done',
+        output_index: 2,
+        item: { id: 'fc_4', type: 'function_call', status: 'completed', arguments: '{"city":"Paris"}', call_id: 'toolu_1', name: 'get_weather' },
+      },
+      {
+        type: 'response.output_item.added',
+        output_index: 3,
+        item: { id: 'ctc_5', type: 'custom_tool_call', status: 'in_progress', call_id: 'toolu_2', input: '', name: 'run_sql' },
+      },
       { type: 'response.custom_tool_call_input.delta', item_id: 'ctc_5', output_index: 3, delta: 'SELECT 1' },
       { type: 'response.custom_tool_call_input.done', item_id: 'ctc_5', output_index: 3, input: 'SELECT 1' },
-      { type: 'response.output_item.done', output_index: 3, item: { id: 'ctc_5', type: 'custom_tool_call', status: 'completed', call_id: 'toolu_2', input: 'SELECT 1', name: 'run_sql' } },
+      {
+        type: 'response.output_item.done',
+        output_index: 3,
+        item: { id: 'ctc_5', type: 'custom_tool_call', status: 'completed', call_id: 'toolu_2', input: 'SELECT 1', name: 'run_sql' },
+      },
     ]);
   });
 
@@ -147,7 +189,13 @@ describe(encodeResponsesStream.name, () => {
 
   it('streams no summary events when the client asked for no summary', async () => {
     const events = await encode(fullAnswer.slice(0, 6).concat([{ type: 'finish', stopReason: 'end' }, { type: 'end' }]), plain);
-    expect(types(events)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.output_item.done', 'response.completed']);
+    expect(types(events)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.output_item.done',
+      'response.completed',
+    ]);
     expect(payloads(events)[3].item).toEqual({ id: 'rs_2', type: 'reasoning', summary: [] });
   });
 
@@ -160,7 +208,10 @@ describe(encodeResponsesStream.name, () => {
       { type: 'finish', stopReason: 'max_tokens' },
       { type: 'end' },
     ]);
-    expect(last(events)).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } });
+    expect(last(events)).toMatchObject({
+      type: 'response.incomplete',
+      response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } },
+    });
   });
 
   it('turns an upstream error into an error event and response.failed, and stops reading', async () => {

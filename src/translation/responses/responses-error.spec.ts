@@ -56,7 +56,9 @@ describe(encodeResponsesError.name, () => {
     expect(encodeResponsesError({ status: 400, kind: 'invalid_request', message: 'Bad input.', code: 'invalid_value' })).toEqual({
       error: { message: 'Bad input.', type: 'invalid_request_error', code: 'invalid_value', param: null },
     });
-    expect(encodeResponsesError({ status: 500, kind: 'server', message: 'Down.' })).toEqual({ error: { message: 'Down.', type: 'server_error', code: null, param: null } });
+    expect(encodeResponsesError({ status: 500, kind: 'server', message: 'Down.' })).toEqual({
+      error: { message: 'Down.', type: 'server_error', code: null, param: null },
+    });
   });
 
   it.each([

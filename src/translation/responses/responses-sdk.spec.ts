@@ -48,7 +48,12 @@ function withoutParsedFields(value: unknown): unknown {
 
 const origin = { protocol: 'messages', upstreamModel: 'claude-sim-1' };
 const request: ResponsesAnswerRequest = { echo: { model: 'gateway-model', reasoning: { effort: 'low', summary: 'auto' } }, includeOpaqueReasoning: true };
-const params = { model: 'gateway-model', input: 'Hi', reasoning: { effort: 'low' as const, summary: 'auto' as const }, include: ['reasoning.encrypted_content' as const] };
+const params = {
+  model: 'gateway-model',
+  input: 'Hi',
+  reasoning: { effort: 'low' as const, summary: 'auto' as const },
+  include: ['reasoning.encrypted_content' as const],
+};
 
 const answerEvents: CanonicalEvent[] = [
   { type: 'start', id: 'msg_1', model: 'claude-sim-1', usage: { inputTokens: 12 } },
@@ -99,7 +104,7 @@ describe('responses encoders read by the openai SDK', () => {
     expect(final.output.map((item) => item.type)).toEqual(['reasoning', 'message', 'function_call', 'custom_tool_call']);
   });
 
-  it('raises the stream\'s error after the events before it, and rejects the final response', async () => {
+  it("raises the stream's error after the events before it, and rejects the final response", async () => {
     const sse = await encodedStream([
       { type: 'start', id: 'msg_1', model: 'm' },
       { type: 'text_start', index: 0 },

@@ -30,18 +30,9 @@ async function decodeAll(chunks: Array<string | Uint8Array>): Promise<SseEvent[]
 
 /** A stream mixing every line end, a comment, a BOM, a 4-byte character and the [DONE] marker. */
 const MIXED_STREAM = Buffer.from(
-  '\ufeffevent: first\ndata: {"a":"é"}\n\n' +
-    ': ping\r\n\r\n' +
-    'data: line one\r\ndata:line two\r\n\r\n' +
-    'id: 7\rdata: 😀 smile\r\r' +
-    'data: [DONE]\n\n',
+  '\ufeffevent: first\ndata: {"a":"é"}\n\n' + ': ping\r\n\r\n' + 'data: line one\r\ndata:line two\r\n\r\n' + 'id: 7\rdata: 😀 smile\r\r' + 'data: [DONE]\n\n',
 );
-const MIXED_EVENTS: SseEvent[] = [
-  { event: 'first', data: '{"a":"é"}' },
-  { data: 'line one\nline two' },
-  { data: '😀 smile', id: '7' },
-  { data: '[DONE]' },
-];
+const MIXED_EVENTS: SseEvent[] = [{ event: 'first', data: '{"a":"é"}' }, { data: 'line one\nline two' }, { data: '😀 smile', id: '7' }, { data: '[DONE]' }];
 
 describe(SseEventSplitter.name, () => {
   it('cuts at blank lines and keeps each event with its blank line', () => {
