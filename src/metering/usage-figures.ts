@@ -41,7 +41,7 @@ function compact(figures: UsageFigures): UsageFigures | undefined {
  * (below) and translated ones (translated-call.service.ts) alike. The translation decoders
  * have already dropped what the upstream did not report (and negative or non-numeric
  * figures); those stay absent here. One object, and only when a figure is known; written
- * member by member, as a loop over a name table cost ten times as much (~200 ns against ~20).
+ * member by member, as a loop over a name table costs several times as much per call.
  * usage-figures.spec.ts names every member, so a member added to `CanonicalUsage` fails it
  * until it is mapped here.
  */
