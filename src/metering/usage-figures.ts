@@ -1,4 +1,4 @@
-import type { CanonicalUsage } from '../translation/canonical/response';
+import { tokenCount as count, type CanonicalUsage } from '../translation/canonical/response';
 import { decodeChatUsage } from '../translation/chat-completions/decode-chat-response';
 import { decodeMessagesUsage } from '../translation/messages/messages-usage';
 import { decodeResponsesUsage } from '../translation/responses/decode-responses-response';
@@ -15,10 +15,6 @@ import { decodeResponsesUsage } from '../translation/responses/decode-responses-
 export type UsageFigures = Partial<Record<string, number>>;
 
 type Json = Record<string, unknown>;
-
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
-}
 
 function child(value: unknown, key: string): unknown {
   return value && typeof value === 'object' ? (value as Json)[key] : undefined;
