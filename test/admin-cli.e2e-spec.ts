@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
+import { runCommandLine } from '../src/admin/admin-command-line';
 import { createGatewayApp } from '../src/app.factory';
 import { loadGatewayConfig } from '../src/config/config.loader';
-import type { DatabaseSettings } from '../src/config/settings/database.settings';
+import { DatabaseSettings, databaseSettingsFromEnv } from '../src/config/settings/database.settings';
+import { openDataSource } from '../src/database/data-source';
 import { defaultSettings } from '../src/config/gateway-options';
 import { UsageWriter } from '../src/metering/usage-writer.service';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
@@ -17,12 +19,14 @@ import { standardConfigYaml, VENDOR_KEY } from './support/test-config';
 import { createTestDatabase, TestDatabase } from './support/test-database';
 
 /**
- * The admin command line as an operator runs it: the built script
- * (`node dist/scripts/admin.js`, what `npm run admin` runs) in its own process, on a database
- * of its own: the embedded one in a fresh DATA_DIR, or with TEST_DATABASE_URL (npm run test:pg) a
- * fresh PostgreSQL database through DATABASE_URL. Then a gateway on that same database serves
- * the keys the command line made and writes usage records, and once it has stopped the command's
- * usage look-ups print what the admin API answered for them.
+ * The admin command line on a database of its own: the embedded one in a fresh DATA_DIR, or with
+ * TEST_DATABASE_URL (npm run test:pg) a fresh PostgreSQL database through DATABASE_URL. The
+ * commands run as `runCommandLine`, the whole program but its process, in this process on one
+ * open database; the built script (`node dist/scripts/admin.js`, what `npm run admin` runs)
+ * runs in its own process for each exit status, and as the package's bin and the Docker image
+ * start it. Then a gateway on that same database serves the keys the command line made and
+ * writes usage records, and once it has stopped the command's usage look-ups print what the
+ * admin API answered for them.
  */
 
 const ROOT = join(__dirname, '..');
@@ -100,6 +104,14 @@ interface Run {
   json: any;
 }
 
+function jsonOf(stdout: string): unknown {
+  try {
+    return JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
+}
+
 describe('admin command line', () => {
   let dataDir: string;
   let database: TestDatabase | undefined;
@@ -107,22 +119,39 @@ describe('admin command line', () => {
   let databaseEnv: Record<string, string>;
   let configPath: string;
 
-  /** Runs the command, as `node dist/scripts/admin.js` unless `start` names another way. */
-  function cli(args: string[], extraEnv: Record<string, string> = {}, start: Start = { file: process.execPath, prefix: [SCRIPT], cwd: ROOT }): Promise<Run> {
+  /** Runs the built script in its own process, as `node dist/scripts/admin.js` unless `start` names another way. */
+  function script(args: string[], extraEnv: Record<string, string> = {}, start: Start = { file: process.execPath, prefix: [SCRIPT], cwd: ROOT }): Promise<Run> {
     // Only what the script needs: no DATABASE_URL, DATA_DIR or GATEWAY_CONFIG leaks in from the test run.
     const env = { PATH: process.env.PATH ?? '', ...databaseEnv, ...extraEnv };
     return new Promise((resolve) => {
       execFile(start.file, [...start.prefix, ...args], { cwd: start.cwd, env, timeout: 30_000 }, (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code, stdout, stderr, json });
+        resolve({ code, stdout, stderr, json: jsonOf(stdout) });
       });
     });
+  }
+
+  /** The database the in-process commands share, opened once per group of them. */
+  let held: DataSource | undefined;
+
+  async function holdDatabase(): Promise<void> {
+    held = await openDataSource(databaseSettingsFromEnv(databaseEnv));
+  }
+
+  async function releaseDatabase(): Promise<void> {
+    await held?.destroy();
+    held = undefined;
+  }
+
+  /** Runs the command in this process on the held database, with the environment the script would get. */
+  async function cli(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+    let stdout = '';
+    let stderr = '';
+    const output = { out: (text: string) => (stdout += text), err: (text: string) => (stderr += text) };
+    const database = held;
+    if (!database) throw new Error('no database held for in-process commands');
+    const code = await runCommandLine(args, { ...databaseEnv, ...extraEnv }, output, async () => ({ dataSource: database, release: async () => {} }));
+    return { code, stdout, stderr, json: jsonOf(stdout) };
   }
 
   /** Runs a command that must succeed and returns its JSON output. */
@@ -156,15 +185,8 @@ describe('admin command line', () => {
   });
 
   describe('commands', () => {
-    it('prints its usage and exits 2 without a command, 0 when asked for help', async () => {
-      const bare = await cli([]);
-      const help = await cli(['--help']);
-
-      expect(bare.code).toBe(2);
-      expect(bare.stdout).toContain('Usage: gateway-admin <command>');
-      expect(help.code).toBe(0);
-      expect(help.stdout).toContain('keys create --owner <id>');
-    });
+    beforeAll(holdDatabase);
+    afterAll(releaseDatabase);
 
     it('creates owners and prints them as JSON, the budget converted exactly', async () => {
       const team = await ok(['owners', 'create', '--id', 'cli-team', '--kind', 'project', '--budget', '12.345678901']);
@@ -288,13 +310,82 @@ describe('admin command line', () => {
       expect(JSON.stringify(deleted)).not.toContain(key);
     });
 
+    it.each([
+      ['an unknown owner', ['keys', 'create', '--owner', 'nobody', '--models', '*'], 'nobody'],
+      ['a renewal of a project key alone', ['keys', 'renew', '{team}', '--expires', '2031-01-01'], 'renew-keys'],
+      ['renew-keys of a member', ['owners', 'renew-keys', 'cli-member', '--expires', '2031-01-01'], 'member'],
+      ['an impossible date', ['keys', 'renew', '{member}', '--expires', '2031-02-30'], 'expires'],
+    ])('exits 1 with a message for %s', async (_label, args, message) => {
+      const run = await cli(args.map((arg) => arg.replace('{team}', made.team.id).replace('{member}', made.member.id)));
+
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/^admin: /);
+      expect(run.stderr).toContain(message);
+      expect(run.stderr).not.toContain('Usage:');
+    });
+  });
+
+  describe('the built script, in its own process', () => {
+    // The database is free: the in-process commands let go of it.
+    let listedInProcess: unknown;
+
+    it('prints its usage and exits 2 without a command, 0 when asked for help', async () => {
+      const bare = await script([]);
+      const help = await script(['--help']);
+
+      expect(bare.code).toBe(2);
+      expect(bare.stdout).toContain('Usage: gateway-admin <command>');
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain('keys create --owner <id>');
+    });
+
+    it('creates an owner, printing it as JSON, and exits 1 with a message when the id exists already', async () => {
+      const created = await script(['owners', 'create', '--id', 'cli-script', '--kind', 'member']);
+      const again = await script(['owners', 'create', '--id', 'cli-script', '--kind', 'member']);
+
+      expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(created.stdout).toBe(`${JSON.stringify(created.json, null, 2)}\n`);
+      expect(created.json).toMatchObject({ id: 'cli-script', kind: 'member', source: 'admin' });
+      expect(again.code).toBe(1);
+      expect(again.stdout).toBe('');
+      expect(again.stderr).toMatch(/^admin: .*"cli-script" exists already\.\n$/);
+    });
+
+    it.each([
+      ['an unknown command', ['keys', 'explode'], 'unknown command: keys explode'],
+      ['a missing option', ['owners', 'create', '--id', 'cli-x'], '--kind is required'],
+      // More wrong uses, without a process each: src/admin/admin-cli.spec.ts.
+    ])('exits 2 with the usage text for %s', async (_label, args, message) => {
+      const run = await script(args);
+
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(`admin: ${message}`);
+      expect(run.stderr).toContain('Usage: gateway-admin');
+    });
+
+    it('lists the keys as the in-process command lists them', async () => {
+      await holdDatabase();
+      try {
+        listedInProcess = await ok(['keys', 'list']);
+      } finally {
+        await releaseDatabase();
+      }
+      const listed = await script(['keys', 'list']);
+
+      expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(listedInProcess).toHaveLength(3);
+      expect(listed.json).toEqual(listedInProcess);
+    });
+
     it("runs from a checkout as package.json's bin and admin script name it", async () => {
       const bin = PACKAGE.bin['gateway-admin'];
       const asNamed: Start = { file: process.execPath, prefix: [bin], cwd: ROOT };
 
       expect(PACKAGE.scripts.admin).toBe(`node ${bin}`);
-      expect(await cli(['help'], {}, asNamed)).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: gateway-admin') });
-      expect((await cli(['keys', 'list'], {}, asNamed)).json).toEqual(await ok(['keys', 'list']));
+      expect(await script(['help'], {}, asNamed)).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: gateway-admin') });
+      expect((await script(['keys', 'list'], {}, asNamed)).json).toEqual(listedInProcess);
     });
 
     it('runs as the Docker image installs it: a link named gateway-admin on the PATH, from another directory', async () => {
@@ -310,37 +401,9 @@ describe('admin command line', () => {
       const onPath = { PATH: `${binDirectory}:${dirname(process.execPath)}` };
 
       expect(readFileSync(join(ROOT, bin), 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
-      const listed = await cli(['keys', 'list'], onPath, { file: 'gateway-admin', prefix: [], cwd: dataDir });
+      const listed = await script(['keys', 'list'], onPath, { file: 'gateway-admin', prefix: [], cwd: dataDir });
       expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
-      expect(listed.json).toEqual(await ok(['keys', 'list']));
-    });
-
-    it.each([
-      ['an unknown command', ['keys', 'explode'], 'unknown command: keys explode'],
-      ['a missing option', ['owners', 'create', '--id', 'cli-x'], '--kind is required'],
-      // More wrong uses, without a process each: src/admin/admin-cli.spec.ts.
-    ])('exits 2 with the usage text for %s', async (_label, args, message) => {
-      const run = await cli(args);
-
-      expect(run.code).toBe(2);
-      expect(run.stdout).toBe('');
-      expect(run.stderr).toContain(`admin: ${message}`);
-      expect(run.stderr).toContain('Usage: gateway-admin');
-    });
-
-    it.each([
-      ['an unknown owner', ['keys', 'create', '--owner', 'nobody', '--models', '*'], 'nobody'],
-      ['a renewal of a project key alone', ['keys', 'renew', '{team}', '--expires', '2031-01-01'], 'renew-keys'],
-      ['renew-keys of a member', ['owners', 'renew-keys', 'cli-member', '--expires', '2031-01-01'], 'member'],
-      ['an impossible date', ['keys', 'renew', '{member}', '--expires', '2031-02-30'], 'expires'],
-    ])('exits 1 with a message for %s', async (_label, args, message) => {
-      const run = await cli(args.map((arg) => arg.replace('{team}', made.team.id).replace('{member}', made.member.id)));
-
-      expect(run.code).toBe(1);
-      expect(run.stdout).toBe('');
-      expect(run.stderr).toMatch(/^admin: /);
-      expect(run.stderr).toContain(message);
-      expect(run.stderr).not.toContain('Usage:');
+      expect(listed.json).toEqual(listedInProcess);
     });
   });
 
@@ -442,6 +505,8 @@ describe('admin command line', () => {
 
   describe('usage look-ups of the command line on the records the gateway wrote', () => {
     // The gateway has stopped: the embedded database opens in one process at a time.
+    beforeAll(holdDatabase);
+    afterAll(releaseDatabase);
 
     it.each(USAGE_LOOKUPS)('prints what the admin API answered for %s', async (label, lookup) => {
       const answer = apiAnswers.get(label)!;

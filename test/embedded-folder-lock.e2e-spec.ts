@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LOCK_FILE_NAME } from '../src/database/data-dir-lock';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
 import { EXIT_PATIENCE_MS, GatewayProcess, launchGateway, START_PATIENCE_MS } from './support/gateway-process';
+import { migratedFolder } from './support/test-database';
 import { VENDOR_KEY } from './support/test-config';
 
 /**
@@ -89,8 +90,6 @@ describe('one process per embedded folder', () => {
   const folders: string[] = [];
   let simulator: UpstreamSimulator;
   let configPath: string;
-  /** A folder a gateway has set up and stopped cleanly; each test works on a copy. */
-  let template: string;
 
   async function newFolder(prefix: string): Promise<string> {
     const folder = await mkdtemp(join(tmpdir(), prefix));
@@ -104,10 +103,9 @@ describe('one process per embedded folder', () => {
     return gateway;
   }
 
-  async function copyOfTemplate(): Promise<string> {
-    const folder = join(await newFolder('gateway-folder-lock-'), 'data');
-    cpSync(template, folder, { recursive: true });
-    return folder;
+  /** A folder with a migrated database: these tests are about starts that come after the first. */
+  async function migratedDataDir(): Promise<string> {
+    return migratedFolder(await newFolder('gateway-folder-lock-'));
   }
 
   beforeAll(async () => {
@@ -117,12 +115,7 @@ describe('one process per embedded folder', () => {
     const work = await newFolder('gateway-folder-lock-work-');
     configPath = join(work, 'gateway.yaml');
     await writeFile(configPath, configYaml(simulatorUrl));
-    // The engine's first start (initdb, migrations) once; copies of the folder start faster.
-    template = join(work, 'template');
-    const first = await launch(template);
-    await first.waitUntilReady();
-    expect(await first.stop()).toEqual({ code: 0, signal: null });
-  }, START_PATIENCE_MS + EXIT_PATIENCE_MS);
+  });
 
   afterEach(async () => {
     for (const gateway of processes.splice(0)) await gateway.kill();
@@ -136,7 +129,7 @@ describe('one process per embedded folder', () => {
   it(
     'refuses an admin command on the folder of a running gateway, writing nothing, and runs it once the gateway has stopped',
     async () => {
-      const dataDir = await copyOfTemplate();
+      const dataDir = await migratedDataDir();
       const gateway = await launch(dataDir);
       await gateway.waitUntilReady();
       const lockBefore = lockHolder(dataDir);
@@ -153,6 +146,10 @@ describe('one process per embedded folder', () => {
       expect(lockHolder(dataDir)).toEqual(lockBefore);
       expect(lockBefore?.pid).toBe(gateway.child.pid);
       expect(await ownerStatus(gateway, 'team-locked-out')).toBe(404);
+      // Wrong use is told at once: the command checks its arguments before it opens the folder.
+      const typo = await admin(dataDir, ['owners', 'craete', '--id', 'team-locked-out']);
+      expect({ code: typo.code, stdout: typo.stdout }).toEqual({ code: 2, stdout: '' });
+      expect(typo.stderr).toMatch(/^admin: unknown command: owners craete\n\nUsage: gateway-admin/);
       expect(await chatStatus(gateway)).toBe(200);
 
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
@@ -166,7 +163,7 @@ describe('one process per embedded folder', () => {
   it(
     'stops a second gateway on the folder at once, while the first keeps serving',
     async () => {
-      const dataDir = await copyOfTemplate();
+      const dataDir = await migratedDataDir();
       const first = await launch(dataDir);
       await first.waitUntilReady();
 
@@ -186,7 +183,7 @@ describe('one process per embedded folder', () => {
   it(
     'lets a new gateway take over the folder of one killed with SIGKILL, saying so',
     async () => {
-      const dataDir = await copyOfTemplate();
+      const dataDir = await migratedDataDir();
       const killed = await launch(dataDir);
       await killed.waitUntilReady();
       await killed.kill();
@@ -207,7 +204,7 @@ describe('one process per embedded folder', () => {
   it(
     'leaves no lock behind a gateway stopped with SIGTERM: the next one starts without a take-over',
     async () => {
-      const dataDir = await copyOfTemplate();
+      const dataDir = await migratedDataDir();
       const stopped = await launch(dataDir);
       await stopped.waitUntilReady();
       expect(lockHolder(dataDir)?.pid).toBe(stopped.child.pid);

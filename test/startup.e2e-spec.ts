@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../src/database/data-source';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
-import { createTestDatabase, TestDatabase } from './support/test-database';
+import { createTestDatabase, migratedFolder, TestDatabase } from './support/test-database';
 import { VENDOR_KEY } from './support/test-config';
 import { until } from './support/until';
 import { EXIT_PATIENCE_MS, GatewayProcess, launchGateway, START_PATIENCE_MS } from './support/gateway-process';
@@ -137,10 +137,16 @@ describe('the gateway process', () => {
     return path;
   }
 
+  /** An empty DATA_DIR: the gateway's first start makes the database. */
   async function dataDir(): Promise<string> {
     const folder = await mkdtemp(join(tmpdir(), 'gateway-data-'));
     folders.push(folder);
     return folder;
+  }
+
+  /** A DATA_DIR that holds a migrated database, for tests about what comes after a first start. */
+  async function migratedDataDir(): Promise<string> {
+    return migratedFolder(await dataDir());
   }
 
   /** Starts the built gateway with a clean environment plus `env`; afterEach stops it. */
@@ -306,7 +312,7 @@ keys: []
           '  - id: unpriced-model\n    upstream_model: vendor-chat-2025-01\n    interfaces: [chat_completions]\n    lines: [line-a]\nowners:',
         );
         const path = await configFile('unpriced.yaml', yaml);
-        const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: await dataDir(), ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY });
+        const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: await migratedDataDir(), ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY });
 
         await gateway.waitUntilReady();
         await gateway.stop();
@@ -325,7 +331,7 @@ keys: []
     it(
       'keeps the usage record and the spend of a first run when a second run starts on the same DATA_DIR',
       async () => {
-        const folder = await dataDir();
+        const folder = await migratedDataDir();
         const first = await launchGood(folder);
         await first.waitUntilReady();
         const answer = await chatCall(first.url);
@@ -354,7 +360,7 @@ keys: []
         const slow = new UpstreamSimulator({ apiKey: VENDOR_KEY, chunkDelayMs: 40 });
         const slowUrl = await slow.start();
         try {
-          const folder = await dataDir();
+          const folder = await migratedDataDir();
           const path = await configFile('slow.yaml', goodConfigYaml(slowUrl));
           const env = { GATEWAY_CONFIG: path, DATA_DIR: folder, ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY };
           const first = await launch(env);
@@ -403,7 +409,7 @@ keys: []
       it(
         'stops accepting at once, lets every call in flight finish, writes one record per call and exits 0',
         async () => {
-          const folder = await dataDir();
+          const folder = await migratedDataDir();
           const gateway = await launchSlow(folder);
           await gateway.waitUntilReady();
           const warmUp = await chatCall(gateway.url);
@@ -437,7 +443,7 @@ keys: []
       it(
         "closes a client's spare connection (opened, nothing sent) instead of draining until the deadline for it",
         async () => {
-          const folder = await dataDir();
+          const folder = await migratedDataDir();
           const path = await configFile('spare-connection.yaml', goodConfigYaml(slowUrl));
           const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: folder, ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY, SHUTDOWN_DRAIN_MS: '20000' });
           await gateway.waitUntilReady();
@@ -464,7 +470,7 @@ keys: []
       it(
         'cuts a stream still running at SHUTDOWN_DRAIN_MS, records it as 499 with what it used, and exits 0',
         async () => {
-          const folder = await dataDir();
+          const folder = await migratedDataDir();
           const crawling = new UpstreamSimulator({ apiKey: VENDOR_KEY, chunkDelayMs: 2_000 });
           const crawlingUrl = await crawling.start();
           try {

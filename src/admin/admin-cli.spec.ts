@@ -30,7 +30,7 @@ function keyRow(id: string, expiresAt: Date | null = null): KeyRow {
   };
 }
 
-/** Every store call, by method name, with its arguments. */
+/** Every store call, by method name, with its arguments; opening the database is the call `database`. */
 function recordingStore() {
   const calls: Array<[string, ...unknown[]]> = [];
   const store = {
@@ -51,18 +51,19 @@ function recordingStore() {
     usageRecords: async (query) => (calls.push(['usageRecords', query]), { data: [], next: null }),
     dailyTotals: async (query) => (calls.push(['dailyTotals', query]), { data: [] }),
   };
-  return { store: store as unknown as AdminStore, usage, calls };
+  const database = async () => (calls.push(['database']), { store: store as unknown as AdminStore, usage });
+  return { database, calls };
 }
 
 async function run(argv: string[], knownModels?: ReadonlySet<string>) {
-  const { store, usage, calls } = recordingStore();
-  const output = await runAdminCommand({ store, usage, knownModels }, argv);
-  return { output, calls };
+  const { database, calls } = recordingStore();
+  const output = await runAdminCommand({ database, knownModels }, argv);
+  return { output, calls: calls.filter(([name]) => name !== 'database') };
 }
 
 async function refusal(argv: string[], knownModels?: ReadonlySet<string>): Promise<Error> {
-  const { store, usage, calls } = recordingStore();
-  const error = await runAdminCommand({ store, usage, knownModels }, argv).then(
+  const { database, calls } = recordingStore();
+  const error = await runAdminCommand({ database, knownModels }, argv).then(
     () => new Error('no refusal'),
     (thrown: Error) => thrown,
   );
@@ -223,7 +224,7 @@ describe(runAdminCommand.name, () => {
     ['a missing --from to usage daily', ['usage', 'daily', '--to', '2026-11-30'], '--from is required'],
     ['a missing --to to usage daily', ['usage', 'daily', '--from', '2026-11-01'], '--to is required'],
     ['days given without flags', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '2026-12-01'], 'unexpected argument 2026-12-01'],
-  ])('treats %s as wrong use (UsageError) before touching the store', async (_label, argv, message) => {
+  ])('treats %s as wrong use (UsageError) before opening the database', async (_label, argv, message) => {
     const error = await refusal(argv);
 
     expect(error).toBeInstanceOf(UsageError);
@@ -247,7 +248,7 @@ describe(runAdminCommand.name, () => {
     ['an empty owner filter', ['usage', 'list', '--owner='], 'owner'],
     ['a month for a day', ['usage', 'daily', '--from', '2026-11', '--to', '2026-11-30'], 'from: must be a date'],
     ['an unknown grouping', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--group-by', 'day'], 'group_by: must be model or owner'],
-  ])('refuses %s as a bad value (GatewayError, exit 1) before touching the store', async (_label, argv, field) => {
+  ])('refuses %s as a bad value (GatewayError, exit 1) before opening the database', async (_label, argv, field) => {
     const error = await refusal(argv);
 
     expect(error).toBeInstanceOf(GatewayError);

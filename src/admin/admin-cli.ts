@@ -89,9 +89,15 @@ async function allPages<Row>(page: (after: string | undefined) => Promise<{ rows
 
 /** The admin API's usage reads, shared so that the command and the API answer alike. */
 
-export interface AdminCommandContext {
+/** The database side of a command: opened only once the arguments have passed. */
+export interface AdminDatabase {
   store: AdminStore;
   usage: UsageLookups;
+}
+
+export interface AdminCommandContext {
+  /** Opens the database; a command calls it after its arguments passed, so wrong use never waits for it. */
+  database(): Promise<AdminDatabase>;
   /** The catalog's model ids (GATEWAY_CONFIG), to check a new key's models; absent: not checked. */
   knownModels?: ReadonlySet<string>;
 }
@@ -106,31 +112,40 @@ function queryOf(parsed: Parsed): Record<string, string> {
  * Runs one command of the admin command line and returns what to print.
  * Inputs go through the admin API's own validation, so both refuse the same things alike.
  */
-export async function runAdminCommand({ store, usage, knownModels }: AdminCommandContext, argv: string[]): Promise<unknown> {
+export async function runAdminCommand({ database, knownModels }: AdminCommandContext, argv: string[]): Promise<unknown> {
   const [group, command, ...rest] = argv;
   const id = () => one(parse(rest, []), group === 'keys' ? 'key id' : 'owner id');
+  // Each case reads and checks all of its arguments before it opens the database.
   switch (`${group} ${command}`) {
     case 'owners create': {
       const parsed = parse(rest, ['id', 'kind', 'budget']);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
       const body = validated(CreateOwnerBody, { id: required(parsed, 'id'), kind: required(parsed, 'kind'), budget: parsed.flags.get('budget') }, 'command');
-      return ownerView(await store.createOwner({ id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget') }));
+      const owner = { id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget') };
+      return ownerView(await (await database()).store.createOwner(owner));
     }
     case 'owners list': {
       const parsed = parse(rest, []);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+      const { store } = await database();
       return (await allPages((after) => store.owners(MAX_PAGE, after))).map(ownerView);
     }
-    case 'owners show':
-      return ownerView(await store.owner(id()));
+    case 'owners show': {
+      const owner = id();
+      return ownerView(await (await database()).store.owner(owner));
+    }
     case 'owners set-budget': {
       const parsed = parse(rest, ['budget']);
       const budget = required(parsed, 'budget');
-      return ownerView(await store.setBudget(one(parsed, 'owner id'), budget === 'unlimited' ? null : amountOf(budget, 'budget')));
+      const owner = one(parsed, 'owner id');
+      const budgetNano = budget === 'unlimited' ? null : amountOf(budget, 'budget');
+      return ownerView(await (await database()).store.setBudget(owner, budgetNano));
     }
     case 'owners renew-keys': {
       const parsed = parse(rest, ['expires']);
-      return (await store.renewProjectKeys(one(parsed, 'owner id'), expiryFlag(required(parsed, 'expires')))).map(keyView);
+      const owner = one(parsed, 'owner id');
+      const expiresAt = expiryFlag(required(parsed, 'expires'));
+      return (await (await database()).store.renewProjectKeys(owner, expiresAt)).map(keyView);
     }
     case 'keys create': {
       const parsed = parse(rest, ['owner', 'models', 'expires']);
@@ -142,37 +157,50 @@ export async function runAdminCommand({ store, usage, knownModels }: AdminComman
       const body = validated(CreateKeyBody, { owner: required(parsed, 'owner'), models, expires_at: parsed.flags.get('expires') }, 'command');
       const unknown = knownModels ? unknownModels(body.models, (model) => knownModels.has(model)) : [];
       if (unknown.length > 0) throw new GatewayError('invalid_request', `models: ${unknown.join(', ')} not in the catalog`);
-      const created = await store.createKey({ ownerId: body.owner, models: keyScope(body.models), expiresAt: expiryOf(body.expires_at, 'expires') });
+      const key = { ownerId: body.owner, models: keyScope(body.models), expiresAt: expiryOf(body.expires_at, 'expires') };
+      const created = await (await database()).store.createKey(key);
       return { ...keyView(created.key), key: created.plaintext };
     }
     case 'keys list': {
       const parsed = parse(rest, ['owner']);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]} (did you mean --owner ${parsed.positional[0]}?)`);
+      const { store } = await database();
       return (await allPages((after) => store.keys(parsed.flags.get('owner'), MAX_PAGE, after))).map(keyView);
     }
-    case 'keys show':
-      return keyView(await store.key(id()));
+    case 'keys show': {
+      const key = id();
+      return keyView(await (await database()).store.key(key));
+    }
     case 'keys disable':
-      return keyView(await store.setEnabled(id(), false));
-    case 'keys enable':
-      return keyView(await store.setEnabled(id(), true));
+    case 'keys enable': {
+      const key = id();
+      return keyView(await (await database()).store.setEnabled(key, command === 'enable'));
+    }
     case 'keys renew': {
       const parsed = parse(rest, ['expires']);
-      return keyView(await store.renewKey(one(parsed, 'key id'), expiryFlag(required(parsed, 'expires'))));
+      const key = one(parsed, 'key id');
+      const expiresAt = expiryFlag(required(parsed, 'expires'));
+      return keyView(await (await database()).store.renewKey(key, expiresAt));
     }
-    case 'keys delete':
-      return keyView(await store.deleteKey(id()));
-    case 'usage show':
-      return usage.usageRecord(one(parse(rest, []), 'request id'));
+    case 'keys delete': {
+      const key = id();
+      return keyView(await (await database()).store.deleteKey(key));
+    }
+    case 'usage show': {
+      const requestId = one(parse(rest, []), 'request id');
+      return (await database()).usage.usageRecord(requestId);
+    }
     case 'usage list': {
       const parsed = parse(rest, ['owner', 'key', 'model', 'interface', 'status', 'from', 'to', 'limit', 'after']);
-      return usage.usageRecords(validated(UsageListQuery, queryOf(parsed), 'command'));
+      const query = validated(UsageListQuery, queryOf(parsed), 'command');
+      return (await database()).usage.usageRecords(query);
     }
     case 'usage daily': {
       const parsed = parse(rest, ['from', 'to', 'owner', 'model', 'group-by']);
       required(parsed, 'from');
       required(parsed, 'to');
-      return usage.dailyTotals(validated(DailyQuery, queryOf(parsed), 'command'));
+      const query = validated(DailyQuery, queryOf(parsed), 'command');
+      return (await database()).usage.dailyTotals(query);
     }
     default:
       throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${argv.slice(0, 2).join(' ')}`);

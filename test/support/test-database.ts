@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
@@ -47,6 +47,12 @@ async function withClient<T>(url: string, work: (client: Client) => Promise<T>):
   }
 }
 
+/** A name for what the migrations and PGlite's version make, so a changed migration makes a new copy source. */
+async function migrationsKey(): Promise<string> {
+  const version = await readFile(join(dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8');
+  return createHash('sha256').update(version).update(MIGRATIONS.map(String).join('\n')).digest('hex').slice(0, 16);
+}
+
 let image: Promise<Uint8Array> | undefined;
 
 /**
@@ -54,14 +60,11 @@ let image: Promise<Uint8Array> | undefined;
  * engine spends seconds on initdb and the migrations; a copy opens in a fraction of that. Made
  * once and kept in the system's temporary folder under a name derived from the migrations' code
  * and PGlite's version, so every suite and worker of a run (and later runs) share it; a changed
- * migration makes a new one. The gateway still runs its migrations on each copy (none pending),
- * and the suites that start gateway processes migrate from scratch.
+ * migration makes a new one. The gateway still runs its migrations on each copy (none pending).
  */
 function migratedImage(): Promise<Uint8Array> {
   image ??= (async () => {
-    const version = await readFile(join(dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8');
-    const key = createHash('sha256').update(version).update(MIGRATIONS.map(String).join('\n')).digest('hex').slice(0, 16);
-    const file = join(tmpdir(), `model-gateway-test-db-${key}.tar`);
+    const file = join(tmpdir(), `model-gateway-test-db-${await migrationsKey()}.tar`);
     const kept = await readFile(file).catch(() => undefined);
     if (kept) return new Uint8Array(kept.buffer, kept.byteOffset, kept.length);
     const engine = await openEmbeddedDatabase(undefined);
@@ -78,4 +81,28 @@ function migratedImage(): Promise<Uint8Array> {
   })();
   image.catch(() => (image = undefined));
   return image;
+}
+
+let folderTemplate: Promise<string> | undefined;
+
+/**
+ * A new embedded database folder (a DATA_DIR) with every migration applied, for gateway and
+ * command processes whose test is not about a first start: a copy of a folder migrated once and
+ * kept beside the image, which spares each process the seconds of initdb. Suites that test a
+ * first start give the process an empty folder instead.
+ */
+export async function migratedFolder(parent: string): Promise<string> {
+  folderTemplate ??= (async () => {
+    const template = join(tmpdir(), `model-gateway-test-folder-${await migrationsKey()}`);
+    if (await stat(join(template, 'PG_VERSION')).catch(() => undefined)) return template;
+    const partial = await mkdtemp(`${template}.partial-`);
+    await (await openDataSource({ dataDir: partial })).destroy();
+    // Another worker may have made it meanwhile: renaming onto a full folder fails, and that one is as good.
+    await rename(partial, template).catch(() => rm(partial, { recursive: true, force: true }));
+    return template;
+  })();
+  folderTemplate.catch(() => (folderTemplate = undefined));
+  const folder = join(parent, `data-${randomBytes(4).toString('hex')}`);
+  await cp(await folderTemplate, folder, { recursive: true });
+  return folder;
 }

@@ -1,0 +1,64 @@
+import type { DataSource } from 'typeorm';
+import { GatewayError } from '../common/gateway-error';
+import { loadGatewayConfigFile } from '../config/config.loader';
+import { databaseSettingsFromEnv } from '../config/settings/database.settings';
+import { openDataSource } from '../database/data-source';
+import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError } from './admin-cli';
+import { AdminStore } from './admin-store';
+import { UsageReads } from './usage-reads';
+
+/** Where the command writes: stdout gets the JSON answer, stderr the refusals. */
+export interface CommandLineOutput {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** An open database for one command, and how to let go of it afterwards. */
+export interface CommandLineDatabase {
+  dataSource: DataSource;
+  release(): Promise<void>;
+}
+
+/** The gateway's database as the environment names it (DATABASE_URL or DATA_DIR), closed after the command. */
+async function databaseFromEnv(env: NodeJS.ProcessEnv): Promise<CommandLineDatabase> {
+  const dataSource = await openDataSource(databaseSettingsFromEnv(env));
+  return { dataSource, release: () => dataSource.destroy() };
+}
+
+/**
+ * The whole `gateway-admin` program but the process around it: runs the command in `argv`,
+ * writes its output and returns the exit status (0 done, 1 refused, 2 wrong use). The database
+ * is opened only for a command whose arguments passed, so a typo never waits for it or for a
+ * folder a running gateway holds.
+ */
+export async function runCommandLine(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  output: CommandLineOutput,
+  openDatabase: (env: NodeJS.ProcessEnv) => Promise<CommandLineDatabase> = databaseFromEnv,
+): Promise<number> {
+  if (argv.length === 0 || argv[0] === 'help' || argv.includes('--help')) {
+    output.out(`${ADMIN_CLI_USAGE}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  let opened: Promise<CommandLineDatabase> | undefined;
+  const database = async (): Promise<AdminDatabase> => {
+    const { dataSource } = await (opened ??= openDatabase(env));
+    return { store: new AdminStore(dataSource), usage: new UsageReads(dataSource) };
+  };
+  try {
+    const knownModels = env.GATEWAY_CONFIG ? new Set(loadGatewayConfigFile(env.GATEWAY_CONFIG, env).models.map((model) => model.id)) : undefined;
+    const answer = await runAdminCommand({ database, knownModels }, argv);
+    output.out(`${JSON.stringify(answer, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      output.err(`admin: ${error.message}\n\n${ADMIN_CLI_USAGE}\n`);
+      return 2;
+    }
+    output.err(`admin: ${error instanceof GatewayError || error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    if (opened) await (await opened.catch(() => undefined))?.release();
+  }
+}
