@@ -4,6 +4,8 @@ import { createGatewayApp } from './app.factory';
 import { gatewayOptionsFromEnv, processSettingsFrom } from './config/gateway-options';
 import { ConfigError } from './config/config.loader';
 import { installGracefulShutdown } from './common/graceful-shutdown';
+import { CatalogSync } from './catalog/catalog-sync.service';
+import { GatewayError } from './common/gateway-error';
 
 async function bootstrap(): Promise<void> {
   let options;
@@ -18,6 +20,15 @@ async function bootstrap(): Promise<void> {
   }
   const app = await createGatewayApp(options);
   installGracefulShutdown(app, settings.shutdownDrainMs);
+  // SIGHUP reads the configuration file again; a bad file is logged and changes nothing.
+  process.on('SIGHUP', () => {
+    app
+      .get(CatalogSync)
+      .reload()
+      .catch((error: unknown) => {
+        if (!(error instanceof GatewayError)) new Logger('Catalog').error(`configuration not reloaded: ${String(error)}`);
+      });
+  });
   const { port, host } = settings;
   await app.listen(port, host);
   new Logger('Gateway').log(`listening on http://${host}:${port}`);

@@ -662,6 +662,11 @@ describe('admin API', () => {
       '/admin/usage': ['get'],
       '/admin/usage/daily': ['get'],
       '/admin/usage/{requestId}': ['get'],
+      '/admin/upstreams': ['get', 'post'],
+      '/admin/upstreams/{id}': ['delete', 'get', 'patch', 'put'],
+      '/admin/models': ['get', 'post'],
+      '/admin/models/{id}': ['delete', 'get', 'patch', 'put'],
+      '/admin/reload': ['post'],
     };
 
     it('lists every admin route, and nothing else, each behind the bearer token', async () => {

@@ -520,6 +520,20 @@ describe('admin command line', () => {
       }
     });
   });
+
+  describe('keys on the catalog a gateway stored', () => {
+    // The gateway above stored the file's models in the database's catalog.
+    beforeAll(holdDatabase);
+    afterAll(releaseDatabase);
+
+    it('checks the models of a new key against the stored catalog, without GATEWAY_CONFIG', async () => {
+      const accepted = await cli(['keys', 'create', '--owner', 'cli-member', '--models', 'messages-model']);
+      const refused = await cli(['keys', 'create', '--owner', 'cli-member', '--models', 'messages-model,no-such-model']);
+
+      expect({ code: accepted.code, stderr: accepted.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(refused).toMatchObject({ code: 1, stdout: '', stderr: 'admin: models: no-such-model not in the catalog\n' });
+    });
+  });
 });
 
 describe('the Docker image', () => {

@@ -329,6 +329,38 @@ keys: []
     );
 
     it(
+      'reads the configuration file again on SIGHUP, and keeps its catalog when the file has a problem, saying why',
+      async () => {
+        const path = await configFile('reloaded.yaml', goodConfigYaml(simulatorUrl));
+        const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: await migratedDataDir(), ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY });
+        await gateway.waitUntilReady();
+        const modelIds = async () => (await adminGet(gateway.url, '/admin/models')).body.data.map((model: { id: string }) => model.id);
+
+        await writeFile(
+          path,
+          goodConfigYaml(simulatorUrl).replace(
+            'owners:',
+            '  - id: second-model\n    upstream_model: vendor-chat-2025-01\n    interfaces: [chat_completions]\n    lines: [line-a]\nowners:',
+          ),
+        );
+        gateway.child.kill('SIGHUP');
+        await until(async () => (await modelIds()).includes('second-model'), 'the reloaded file to add its model');
+        await writeFile(path, goodConfigYaml(simulatorUrl).replace('lines: [line-a]', 'lines: [line-x]'));
+        gateway.child.kill('SIGHUP');
+        await until(() => gateway.output.includes('configuration not reloaded'), 'the refusal in the log');
+        const answer = await chatCall(gateway.url);
+        const kept = await modelIds();
+        const exit = await gateway.stop();
+
+        expect(kept).toEqual(['chat-model', 'second-model']);
+        expect(gateway.output).toContain('models[0].lines[0]: unknown upstream \\"line-x\\"');
+        expect(answer.status).toBe(200);
+        expect(exit).toEqual({ code: 0, signal: null });
+      },
+      START_PATIENCE_MS + EXIT_PATIENCE_MS,
+    );
+
+    it(
       'keeps the usage record and the spend of a first run when a second run starts on the same DATA_DIR',
       async () => {
         const folder = await migratedDataDir();

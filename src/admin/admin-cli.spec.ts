@@ -31,9 +31,10 @@ function keyRow(id: string, expiresAt: Date | null = null): KeyRow {
 }
 
 /** Every store call, by method name, with its arguments; opening the database is the call `database`. */
-function recordingStore() {
+function recordingStore(catalogModels: string[] = []) {
   const calls: Array<[string, ...unknown[]]> = [];
   const store = {
+    catalogModelIds: async () => (calls.push(['catalogModelIds']), new Set(catalogModels)),
     createOwner: async (owner: NewOwner) => (calls.push(['createOwner', owner]), ownerRow(owner.id, owner.budgetNano)),
     owner: async (id: string) => (calls.push(['owner', id]), ownerRow(id)),
     owners: async (limit: number, after?: string) => (calls.push(['owners', limit, after]), { rows: [ownerRow('a')], next: null }),
@@ -55,10 +56,10 @@ function recordingStore() {
   return { database, calls };
 }
 
-async function run(argv: string[], knownModels?: ReadonlySet<string>) {
-  const { database, calls } = recordingStore();
+async function run(argv: string[], knownModels?: ReadonlySet<string>, catalogModels: string[] = []) {
+  const { database, calls } = recordingStore(catalogModels);
   const output = await runAdminCommand({ database, knownModels }, argv);
-  return { output, calls: calls.filter(([name]) => name !== 'database') };
+  return { output, calls: calls.filter(([name]) => name !== 'database' && name !== 'catalogModelIds') };
 }
 
 async function refusal(argv: string[], knownModels?: ReadonlySet<string>): Promise<Error> {
@@ -112,13 +113,19 @@ describe(runAdminCommand.name, () => {
     ]);
   });
 
-  it('checks the models of a new key against the catalog when one is given', async () => {
-    const known = new Set(['chat-model']);
+  it("checks the models of a new key against the file's models and the database's catalog together", async () => {
+    const fromFile = new Set(['chat-model']);
+    const create = (models: string) => ['keys', 'create', '--owner', 'team-a', '--models', models];
 
-    expect((await run(['keys', 'create', '--owner', 'team-a', '--models', 'chat-model,*'], known)).calls).toHaveLength(1);
-    const error = await refusal(['keys', 'create', '--owner', 'team-a', '--models', 'chat-model,nope'], known);
+    expect((await run(create('chat-model,added-model,*'), fromFile, ['added-model'])).calls.map(([name]) => name)).toEqual(['createKey']);
+    expect((await run(create('added-model'), undefined, ['added-model'])).calls.map(([name]) => name)).toEqual(['createKey']);
+    const error = await run(create('chat-model,nope'), fromFile, ['added-model']).catch((thrown: Error) => thrown);
     expect(error).toBeInstanceOf(GatewayError);
-    expect(error.message).toBe('models: nope not in the catalog');
+    expect((error as Error).message).toBe('models: nope not in the catalog');
+  });
+
+  it('leaves the models unchecked when neither the file nor the database names any model', async () => {
+    expect((await run(['keys', 'create', '--owner', 'team-a', '--models', 'anything'])).calls.map(([name]) => name)).toEqual(['createKey']);
   });
 
   it('looks a usage record up by its request id', async () => {

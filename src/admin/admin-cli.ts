@@ -98,7 +98,7 @@ export interface AdminDatabase {
 export interface AdminCommandContext {
   /** Opens the database; a command calls it after its arguments passed, so wrong use never waits for it. */
   database(): Promise<AdminDatabase>;
-  /** The catalog's model ids (GATEWAY_CONFIG), to check a new key's models; absent: not checked. */
+  /** The model ids of the configuration file (GATEWAY_CONFIG), checked with the database's catalog for a new key. */
   knownModels?: ReadonlySet<string>;
 }
 
@@ -155,10 +155,13 @@ export async function runAdminCommand({ database, knownModels }: AdminCommandCon
         .map((model) => model.trim())
         .filter((model) => model !== '');
       const body = validated(CreateKeyBody, { owner: required(parsed, 'owner'), models, expires_at: parsed.flags.get('expires') }, 'command');
-      const unknown = knownModels ? unknownModels(body.models, (model) => knownModels.has(model)) : [];
-      if (unknown.length > 0) throw new GatewayError('invalid_request', `models: ${unknown.join(', ')} not in the catalog`);
       const key = { ownerId: body.owner, models: keyScope(body.models), expiresAt: expiryOf(body.expires_at, 'expires') };
-      const created = await (await database()).store.createKey(key);
+      const { store } = await database();
+      // The database's catalog (the file's models once a gateway started on it, and those added since), with the file's.
+      const known = new Set([...(knownModels ?? []), ...(await store.catalogModelIds())]);
+      const unknown = known.size > 0 ? unknownModels(body.models, (model) => known.has(model)) : [];
+      if (unknown.length > 0) throw new GatewayError('invalid_request', `models: ${unknown.join(', ')} not in the catalog`);
+      const created = await store.createKey(key);
       return { ...keyView(created.key), key: created.plaintext };
     }
     case 'keys list': {

@@ -17,7 +17,11 @@ export function AdminErrors() {
   return applyDecorators(
     ApiResponse({ status: 400, description: 'Bad input; the message names the field.', type: ErrorView }),
     ApiResponse({ status: 401, description: 'Missing or wrong admin token (`invalid_api_key`).', type: ErrorView }),
-    ApiResponse({ status: 404, description: 'No such owner, key or record (`not_found`); every route when ADMIN_TOKEN is unset.', type: ErrorView }),
-    ApiResponse({ status: 409, description: 'The owner exists already (`conflict`).', type: ErrorView }),
+    ApiResponse({
+      status: 404,
+      description: 'No such owner, key, record, line or model (`not_found`); every route when ADMIN_TOKEN is unset.',
+      type: ErrorView,
+    }),
+    ApiResponse({ status: 409, description: 'The id exists already, a stale `version`, or a line still in use (`conflict`).', type: ErrorView }),
   );
 }

@@ -177,6 +177,12 @@ export class AdminStore {
   }
 
   /** Makes a key; the plaintext is returned here and nowhere else (only its SHA-256 is stored). */
+  /** The ids of the models in the database's catalog. */
+  async catalogModelIds(): Promise<Set<string>> {
+    const rows = (await this.dataSource.query(`SELECT id FROM catalog_model`)) as Array<{ id: string }>;
+    return new Set(rows.map((row) => row.id));
+  }
+
   async createKey(key: NewKey): Promise<{ key: KeyRow; plaintext: string }> {
     const plaintext = generateKey();
     return this.dataSource.transaction(async (manager) => {

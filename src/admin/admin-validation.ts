@@ -51,6 +51,20 @@ export class Validated<T extends object> implements PipeTransform<unknown, T | P
   }
 }
 
+/** A JSON object body taken as it is, for routes whose checks are the configuration file's rules (catalog items). */
+export class JsonObjectBody implements PipeTransform<unknown, Record<string, unknown> | Promise<Record<string, unknown>>> {
+  transform(value: unknown): Record<string, unknown> | Promise<Record<string, unknown>> {
+    if (value instanceof BodySpool) return value.text().then(jsonObject);
+    return jsonObject(Buffer.isBuffer(value) ? value.toString('utf8') : '');
+  }
+}
+
+function jsonObject(text: string): Record<string, unknown> {
+  const value = parseJsonBody(text);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+  return value as Record<string, unknown>;
+}
+
 function parseJsonBody(text: string): unknown {
   if (text.length === 0) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   try {

@@ -177,7 +177,7 @@ function baseUrlProblem(baseUrl: string): string | undefined {
   return undefined;
 }
 
-function checkModel({ item, path }: Entry<ModelConfigDto>, upstreamIds: Set<string>, problems: string[]): void {
+function checkModel({ item, path }: Entry<ModelConfigDto>, upstreamIds: ReadonlySet<string>, problems: string[]): void {
   if (item.id === ALL_MODELS) {
     problems.push(`${path}.id: "${ALL_MODELS}" is reserved for "all models" in key scopes`);
   }
@@ -273,10 +273,47 @@ export function isZonedDate(text: string): boolean {
   return isISO8601(text, { strict: true }) && ZONED_DATE_TIME.test(text) && !Number.isNaN(Date.parse(text));
 }
 
+/** A checked catalog item, or every problem with it (each naming its field from the given path). */
+export type ItemResult<T> = { ok: T; problems?: undefined } | { ok?: undefined; problems: string[] };
+
+/**
+ * One `upstreams` item in its JSON form (an admin API body, a stored row), checked by the
+ * file's rules. `api_key` must be present: callers give the resolved key or a placeholder.
+ */
+export function parseUpstreamItem(plain: unknown, path = ''): ItemResult<UpstreamConfig> {
+  const problems: string[] = [];
+  const dto = validatedItem(UpstreamConfigDto, plain, path, problems);
+  if (dto) checkUpstream({ item: dto, path }, problems);
+  return dto && problems.length === 0 ? { ok: toUpstreamConfig(dto) } : { problems: relative(problems) };
+}
+
+/** One `models` item in its JSON form, checked by the file's rules against the lines that exist. */
+export function parseModelItem(plain: unknown, lineIds: ReadonlySet<string>, path = ''): ItemResult<ModelConfig> {
+  const problems: string[] = [];
+  const dto = validatedItem(ModelConfigDto, plain, path, problems);
+  if (dto) checkModel({ item: dto, path }, lineIds, problems);
+  return dto && problems.length === 0 ? { ok: toModelConfig(dto, path) } : { problems: relative(problems) };
+}
+
+/** Field paths of an item checked on its own start at its fields (`prices.input_tokens`, not `.prices...`). */
+function relative(problems: string[]): string[] {
+  return problems.map((problem) => (problem.startsWith('.') ? problem.slice(1) : problem));
+}
+
+function validatedItem<T extends object>(type: new () => T, plain: unknown, path: string, problems: string[]): T | undefined {
+  if (!isMapping(plain)) {
+    problems.push(`${path || '(body)'}: must be a JSON object`);
+    return undefined;
+  }
+  const dto = plainToInstance(type, plain);
+  problems.push(...flattenValidationErrors(validateSync(dto, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: true }), path));
+  return dto;
+}
+
 function toGatewayConfig(dto: GatewayConfigDto): GatewayConfig {
   return {
     upstreams: (dto.upstreams ?? []).map(toUpstreamConfig),
-    models: (dto.models ?? []).map(toModelConfig),
+    models: (dto.models ?? []).map((model, index) => toModelConfig(model, `models[${index}]`)),
     owners: (dto.owners ?? []).map(toOwnerConfig),
     keys: (dto.keys ?? []).map(toKeyConfig),
   };
@@ -293,8 +330,7 @@ function toUpstreamConfig(upstream: UpstreamConfigDto): UpstreamConfig {
   };
 }
 
-function toModelConfig(model: ModelConfigDto, index: number): ModelConfig {
-  const path = `models[${index}]`;
+function toModelConfig(model: ModelConfigDto, path: string): ModelConfig {
   return {
     id: model.id,
     upstreamModel: model.upstream_model,
@@ -302,8 +338,8 @@ function toModelConfig(model: ModelConfigDto, index: number): ModelConfig {
     lines: model.lines,
     capabilities: { imageInput: model.capabilities?.image_input ?? false },
     maxTokens: model.max_tokens ?? undefined,
-    prices: toPriceTable(model.prices, `${path}.prices`),
-    priceTiers: (model.price_tiers ?? []).map((tier, tierIndex) => toPriceTier(tier, `${path}.price_tiers[${tierIndex}]`)),
+    prices: toPriceTable(model.prices, joinPath(path, 'prices')),
+    priceTiers: (model.price_tiers ?? []).map((tier, tierIndex) => toPriceTier(tier, `${joinPath(path, 'price_tiers')}[${tierIndex}]`)),
   };
 }
 

@@ -9,6 +9,7 @@ import type { QuotaSettings } from './settings/metering.settings';
 import type { UsageWriterSettings } from './settings/metering.settings';
 import type { UsageRetentionSettings } from './settings/metering.settings';
 import type { LineSettings } from './settings/upstream.settings';
+import { CatalogSettings, secretKeyFrom } from './settings/catalog.settings';
 import type { TranslationSettings } from './settings/translation.settings';
 import type { VideoSettings } from './settings/video.settings';
 import { numberFrom, positiveWholeFrom } from './env-numbers';
@@ -26,6 +27,7 @@ export interface GatewayOptions {
   usageWriter: UsageWriterSettings;
   usageRetention: UsageRetentionSettings;
   lines: LineSettings;
+  catalog: CatalogSettings;
   translation: TranslationSettings;
   video: VideoSettings;
   /** Level of the JSON log (`LOG_LEVEL`): call lines are `info` (`warn` for 5xx). */
@@ -121,6 +123,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
       connections: positiveWholeFrom(env, 'LINE_CONNECTIONS', 256),
     },
+    catalog: { checkIntervalMs: positiveWholeFrom(env, 'CATALOG_CHECK_MS', 1_000), secretKey: secretKeyFrom(env), configFile: env.GATEWAY_CONFIG || undefined },
     translation: { pingIntervalMs: positiveWholeFrom(env, 'PING_INTERVAL_MS', 15_000) },
     video: {
       reconcileIntervalMs: numberFrom(env, 'VIDEO_RECONCILE_INTERVAL_MS', 1_000),

@@ -7,6 +7,7 @@ import { QUOTA_SETTINGS } from './settings/metering.settings';
 import { USAGE_WRITER_SETTINGS } from './settings/metering.settings';
 import { USAGE_RETENTION_SETTINGS } from './settings/metering.settings';
 import { LINE_SETTINGS } from './settings/upstream.settings';
+import { CATALOG_SETTINGS } from './settings/catalog.settings';
 import { TRANSLATION_SETTINGS } from './settings/translation.settings';
 import { Clock } from '../common/clock';
 import { VIDEO_SETTINGS } from './settings/video.settings';
@@ -25,6 +26,7 @@ export class SettingsModule {
       { provide: USAGE_WRITER_SETTINGS, useValue: options.usageWriter },
       { provide: USAGE_RETENTION_SETTINGS, useValue: options.usageRetention },
       { provide: LINE_SETTINGS, useValue: options.lines },
+      { provide: CATALOG_SETTINGS, useValue: options.catalog },
       { provide: TRANSLATION_SETTINGS, useValue: options.translation },
       { provide: VIDEO_SETTINGS, useValue: options.video },
       Clock,

@@ -108,7 +108,8 @@ export class ForwardService {
 
   /** The model's lines in order; 503 at once when every one of them is cooling down. */
   private usableLines(model: ModelConfig): Line[] {
-    const lines = model.lines.map((id) => this.lines.get(id));
+    // A line removed from the catalog since the call was admitted is skipped.
+    const lines = model.lines.flatMap((id) => this.lines.find(id) ?? []);
     if (lines.every((line) => this.lines.isCooling(line))) {
       throw new GatewayError('service_unavailable', `No upstream line is available for model ${model.id}.`, 1);
     }

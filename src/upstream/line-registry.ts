@@ -10,7 +10,8 @@ export class Line {
   coolingUntil = 0;
 
   constructor(
-    readonly config: UpstreamConfig,
+    /** Replaced in place when a catalog change leaves the pool's settings alone (a new key, auth style). */
+    public config: UpstreamConfig,
     readonly pool: Pool,
   ) {}
 
@@ -23,30 +24,61 @@ export class Line {
   }
 }
 
-/** The lines of the configuration file, one undici pool each, made once at start-up. */
+/** Whether a line's pool can stay as it is under new settings. */
+function samePool(current: UpstreamConfig, next: UpstreamConfig): boolean {
+  return current.baseUrl === next.baseUrl && current.maxConcurrency === next.maxConcurrency && current.timeoutMs === next.timeoutMs;
+}
+
+/**
+ * The catalog's lines, one undici pool each: those of the configuration file at start-up, then
+ * whatever the live catalog says (`apply`).
+ */
 @Injectable()
 export class LineRegistry implements OnModuleDestroy {
-  private readonly lines = new Map<string, Line>();
+  private lines = new Map<string, Line>();
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Inject(LINE_SETTINGS) private readonly settings: LineSettings,
     private readonly clock: Clock,
   ) {
-    for (const upstream of config.upstreams) {
-      const pool = new Pool(upstream.baseUrl, {
-        connections: upstream.maxConcurrency ?? settings.connections,
-        pipelining: 1,
-        keepAliveTimeout: 30_000,
-        connect: { timeout: Math.min(10_000, upstream.timeoutMs) },
-      });
-      this.lines.set(upstream.id, new Line(upstream, pool));
+    for (const upstream of config.upstreams) this.lines.set(upstream.id, this.newLine(upstream));
+  }
+
+  /**
+   * Takes a new set of lines. A line whose address and pool settings stay keeps its pool, its
+   * calls in flight and its cooling; a changed or removed line's pool is closed gracefully: the
+   * calls on it finish, new calls go to the new one.
+   */
+  apply(upstreams: UpstreamConfig[]): void {
+    const next = new Map<string, Line>();
+    for (const upstream of upstreams) {
+      const line = this.lines.get(upstream.id);
+      if (line && samePool(line.config, upstream)) {
+        line.config = upstream;
+        next.set(upstream.id, line);
+      } else {
+        next.set(upstream.id, this.newLine(upstream));
+      }
     }
+    const replaced = [...this.lines.values()].filter((line) => next.get(line.id) !== line);
+    this.lines = next;
+    for (const line of replaced) line.pool.close().catch(() => undefined);
+  }
+
+  private newLine(upstream: UpstreamConfig): Line {
+    const pool = new Pool(upstream.baseUrl, {
+      connections: upstream.maxConcurrency ?? this.settings.connections,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      connect: { timeout: Math.min(10_000, upstream.timeoutMs) },
+    });
+    return new Line(upstream, pool);
   }
 
   get(id: string): Line {
     const line = this.lines.get(id);
-    if (!line) throw new Error(`unknown line ${id}`); // the config loader rejects this case
+    if (!line) throw new Error(`unknown line ${id}`); // the catalog's models name only lines it has
     return line;
   }
 

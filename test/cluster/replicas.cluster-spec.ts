@@ -30,6 +30,13 @@ const BALANCE_CACHE_TTL_MS = 1_000;
 const USAGE_FLUSH_INTERVAL_MS = 200;
 const KEY_CACHE_TTL_MS = 1_500;
 /**
+ * The catalog check runs rarely here, so a change that reaches the other replica in time came
+ * by LISTEN/NOTIFY; the periodic check is tested on the embedded database (admin-catalog).
+ */
+const CATALOG_CHECK_MS = 60_000;
+/** A catalog change reaches every replica within this (the issue's bound). */
+const CATALOG_PROPAGATION_MS = 2_000;
+/**
  * Allowance on top of the TTLs for the work between "stale" and "refused": the batched write
  * itself (and a batch already being written ahead of it), the balance or key read, timers
  * that fire late on two busy cores, and millisecond rounding of the stored times.
@@ -95,7 +102,7 @@ interface Answer {
   requestId: string;
 }
 
-async function send(baseUrl: string, method: 'GET' | 'POST' | 'DELETE', path: string, auth: string, body?: unknown): Promise<Answer> {
+async function send(baseUrl: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, auth: string, body?: unknown): Promise<Answer> {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${auth}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -117,7 +124,7 @@ function chat(baseUrl: string, key: string, model = 'chat-model'): Promise<Answe
   return send(baseUrl, 'POST', '/v1/chat/completions', key, { model, ...CHAT_BODY });
 }
 
-function admin(baseUrl: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
+function admin(baseUrl: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<Answer> {
   return send(baseUrl, method, path, ADMIN_TOKEN, body);
 }
 
@@ -240,6 +247,7 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
       BALANCE_CACHE_TTL_MS: String(BALANCE_CACHE_TTL_MS),
       USAGE_FLUSH_INTERVAL_MS: String(USAGE_FLUSH_INTERVAL_MS),
       KEY_CACHE_TTL_MS: String(KEY_CACHE_TTL_MS),
+      CATALOG_CHECK_MS: String(CATALOG_CHECK_MS),
       // Every client here is 127.0.0.1 (nginx too): the refused-key limiter (tested elsewhere) would
       // answer 429 to the key suite's polls of a disabled key.
       KEY_FAILURE_LIMIT: '0',
@@ -522,6 +530,70 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     process.stdout.write(
       `key cache across replicas: disabled key refused by the other replica after ${refusedAfter} ms, enabled key accepted after ${acceptedAfter} ms (KEY_CACHE_TTL_MS ${KEY_CACHE_TTL_MS})\n`,
     );
+  });
+
+  // Rule (docs/operations.md "Catalog: lines and models"): a change through one replica reaches
+  // the others at once by LISTEN/NOTIFY; calls are billed at the prices of their admission.
+  it('serve a model added through one replica from the other within 2 s, by notification', async () => {
+    const [a, b] = replicas;
+    const model = { id: 'live-model', upstream_model: 'vendor-chat-2025-01', interfaces: ['chat_completions'], lines: ['line-a'], prices: { input_tokens: 1 } };
+    expect((await chat(b.url, KEY, 'live-model')).status).toBe(404);
+
+    const addedAt = Date.now();
+    expect((await admin(a.url, 'POST', '/admin/models', model)).status).toBe(201);
+    let servedAfter = -1;
+    while (Date.now() - addedAt < 3 * CATALOG_PROPAGATION_MS) {
+      const sentAt = Date.now();
+      const answer = await chat(b.url, KEY, 'live-model');
+      if (answer.status === 200) {
+        servedAfter = sentAt - addedAt;
+        break;
+      }
+      expect(answer.status).toBe(404);
+      await sleep(25);
+    }
+
+    expect(servedAfter).toBeGreaterThanOrEqual(0);
+    expect(servedAfter).toBeLessThanOrEqual(CATALOG_PROPAGATION_MS);
+    process.stdout.write(`catalog across replicas: a model added through one replica served by the other after ${servedAfter} ms\n`);
+  });
+
+  it('bill every call of a load through nginx at the old or the new price across a price change, spend equal to the records', async () => {
+    const [a] = replicas;
+    const key = await ownerWithKey('team-price', 1_000_000_000_000n);
+    const model = { id: 'repriced-model', upstream_model: 'vendor-chat-2025-01', interfaces: ['chat_completions'], lines: ['line-a'] };
+    const created = await admin(a.url, 'POST', '/admin/models', { ...model, prices: { input_tokens: 1, output_tokens: 1 } });
+    expect(created.status).toBe(201);
+    await until(async () => (await chat(replicas[1].url, key, 'repriced-model')).status === 200, 'the other replica to serve the model');
+
+    const load = Array.from({ length: 8 }, async () => {
+      const statuses: number[] = [];
+      for (let call = 0; call < 25; call++) statuses.push((await chat(nginx.url, key, 'repriced-model')).status);
+      return statuses;
+    });
+    await sleep(150);
+    const change = await admin(a.url, 'PATCH', '/admin/models/repriced-model', {
+      version: created.body.version,
+      prices: { input_tokens: 3, output_tokens: 3 },
+    });
+    const statuses = (await Promise.all(load)).flat();
+    const after = await chat(nginx.url, key, 'repriced-model');
+    expect(after.status).toBe(200);
+    const served = async () =>
+      (await db.query('SELECT cost_nano FROM usage_record WHERE owner_id = $1 AND status = 200', ['team-price'])).rows.map((row) => BigInt(row.cost_nano));
+    // The first call the other replica served, the load, and the call after the change.
+    await until(async () => (await served()).length === 1 + statuses.length + 1, 'every record to be written', 10_000);
+
+    const costs = await served();
+    const cheapest = costs.reduce((low, cost) => (cost < low ? cost : low));
+    const money = await ownerMoney('team-price');
+
+    expect(change.status).toBe(200);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(cheapest).toBeGreaterThan(0n);
+    expect(new Set(costs.map((cost) => (cost === cheapest ? 'old' : cost === 3n * cheapest ? 'new' : `other ${cost}`)))).toEqual(new Set(['old', 'new']));
+    expect(money.spent).toBe(costs.reduce((sum, cost) => sum + cost, 0n));
+    expect(money.reserved).toBe(0n);
   });
 
   /**

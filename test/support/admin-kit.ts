@@ -14,7 +14,7 @@ export interface Answer {
   headers: Headers;
 }
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * One HTTP call. A body that is a string goes as it is (for bodies that are not JSON), any

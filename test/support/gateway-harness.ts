@@ -37,7 +37,7 @@ export class GatewayHarness {
     readonly url: string,
     readonly simulator: UpstreamSimulator,
     private readonly database: TestDatabase,
-    private readonly simulatorUrl: string,
+    readonly simulatorUrl: string,
     private readonly owned: boolean,
   ) {}
 
