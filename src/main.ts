@@ -4,7 +4,7 @@ import { createGatewayApp } from './app.factory';
 import { gatewayOptionsFromEnv, processSettingsFrom } from './config/gateway-options';
 import { ConfigError } from './config/config.loader';
 import { installGracefulShutdown } from './common/graceful-shutdown';
-import { CatalogSync } from './catalog/catalog-sync.service';
+import { CatalogAdminService } from './admin/catalog-admin.service';
 import { GatewayError } from './common/gateway-error';
 
 async function bootstrap(): Promise<void> {
@@ -23,8 +23,8 @@ async function bootstrap(): Promise<void> {
   // SIGHUP reads the configuration file again; a bad file is logged and changes nothing.
   process.on('SIGHUP', () => {
     app
-      .get(CatalogSync)
-      .reload()
+      .get(CatalogAdminService)
+      .reload('SIGHUP')
       .catch((error: unknown) => {
         if (!(error instanceof GatewayError)) new Logger('Catalog').error(`configuration not reloaded: ${String(error)}`);
       });

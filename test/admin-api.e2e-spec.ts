@@ -667,6 +667,7 @@ describe('admin API', () => {
       '/admin/models': ['get', 'post'],
       '/admin/models/{id}': ['delete', 'get', 'patch', 'put'],
       '/admin/reload': ['post'],
+      '/admin/audit': ['get'],
     };
 
     it('lists every admin route, and nothing else, each behind the bearer token', async () => {

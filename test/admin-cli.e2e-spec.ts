@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
@@ -473,6 +473,14 @@ describe('admin command line', () => {
       expect(deleted.status).toBe(401);
     });
 
+    it("logs the command line's changes in the audit log under the user who ran them", async () => {
+      const log = await httpCall(url, 'GET', '/admin/audit?item_kind=owner&item_id=cli-team');
+
+      expect(log.body.data.map((entry: { action: string }) => entry.action)).toEqual(['owner.renew_keys', 'owner.budget', 'owner.budget', 'owner.create']);
+      for (const entry of log.body.data) expect(entry.actor).toBe(`command line (${userInfo().username})`);
+      expect(log.body.data[1]).toMatchObject({ before: { budget: 20.5 }, after: { budget: null } });
+    });
+
     it('shows what the command line made through the admin API, as source admin', async () => {
       const keys = (await httpCall(url, 'GET', '/admin/keys?owner=cli-team')).body.data;
 
@@ -525,6 +533,29 @@ describe('admin command line', () => {
     // The gateway above stored the file's models in the database's catalog.
     beforeAll(holdDatabase);
     afterAll(releaseDatabase);
+
+    it('adds, changes and deletes a model of the stored catalog, each change in the audit log', async () => {
+      const item = { id: 'cli-model', upstream_model: 'vendor-chat-2025-01', interfaces: ['chat_completions'], lines: ['line-a'], prices: { input_tokens: 1 } };
+
+      const created = await ok(['models', 'create', '--json', JSON.stringify(item)]);
+      const stale = await cli(['models', 'update', 'cli-model', '--version', '7', '--json', '{"max_tokens":10}']);
+      const changed = await ok(['models', 'update', 'cli-model', '--version', '1', '--json', '{"max_tokens":10}']);
+      const listed = await ok(['models', 'list']);
+      const deleted = await ok(['models', 'delete', 'cli-model', '--version', '2']);
+      const log = await ok(['audit', '--item-kind', 'model', '--item-id', 'cli-model']);
+
+      expect(created).toMatchObject({ id: 'cli-model', source: 'admin', version: 1, prices: { input_tokens: '1' } });
+      expect(stale).toMatchObject({ code: 1, stdout: '' });
+      expect(stale.stderr).toContain('is at version 1, not 7');
+      expect(changed).toMatchObject({ max_tokens: 10, version: 2 });
+      expect(listed.map((model: { id: string }) => model.id)).toContain('cli-model');
+      expect(deleted).toMatchObject({ id: 'cli-model', version: 2 });
+      expect(log.data.map((entry: { action: string; actor: string }) => [entry.action, entry.actor])).toEqual([
+        ['model.delete', `command line (${userInfo().username})`],
+        ['model.update', `command line (${userInfo().username})`],
+        ['model.create', `command line (${userInfo().username})`],
+      ]);
+    });
 
     it('checks the models of a new key against the stored catalog, without GATEWAY_CONFIG', async () => {
       const accepted = await cli(['keys', 'create', '--owner', 'cli-member', '--models', 'messages-model']);

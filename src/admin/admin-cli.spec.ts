@@ -1,6 +1,6 @@
 import { GatewayError } from '../common/gateway-error';
 import type { AdminStore, KeyRow, NewKey, NewOwner, OwnerRow } from './admin-store';
-import { ADMIN_CLI_USAGE, runAdminCommand, UsageError, UsageLookups } from './admin-cli';
+import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError, UsageLookups } from './admin-cli';
 
 /**
  * Argument parsing of the admin command line. The store and the usage reads are recording
@@ -52,19 +52,61 @@ function recordingStore(catalogModels: string[] = []) {
     usageRecords: async (query) => (calls.push(['usageRecords', query]), { data: [], next: null }),
     dailyTotals: async (query) => (calls.push(['dailyTotals', query]), { data: [] }),
   };
-  const database = async () => (calls.push(['database']), { store: store as unknown as AdminStore, usage });
-  return { database, calls };
+  // Changes as the store sees them; the actor each was made by, apart.
+  const actors: string[] = [];
+  const by =
+    <A extends unknown[], R>(change: (...args: A) => Promise<R>) =>
+    (...args: [...A, string]) => {
+      actors.push(args.pop() as string);
+      return change(...(args as unknown as A));
+    };
+  const changes = {
+    createOwner: by(store.createOwner),
+    setBudget: by(store.setBudget),
+    renewProjectKeys: by(store.renewProjectKeys),
+    createKey: by(store.createKey),
+    setEnabled: by(store.setEnabled),
+    renewKey: by(store.renewKey),
+    deleteKey: by(store.deleteKey),
+  };
+  const catalog = {
+    list: async (kind: string) => (calls.push(['catalogList', kind]), { data: [] }),
+    show: async (kind: string, id: string) => (calls.push(['catalogShow', kind, id]), { id }),
+    writeUpstream: async (write: string, body: unknown, actor: string, id?: string) => (
+      calls.push(['writeUpstream', write, body, id]),
+      actors.push(actor),
+      body
+    ),
+    writeModel: async (write: string, body: unknown, actor: string, id?: string) => (calls.push(['writeModel', write, body, id]), actors.push(actor), body),
+    remove: async (kind: string, id: string, version: number | undefined, actor: string) => (
+      calls.push(['remove', kind, id, version]),
+      actors.push(actor),
+      { id }
+    ),
+  };
+  const audit = { list: async (filter: unknown) => (calls.push(['auditList', filter]), { data: [], next: null }) };
+  const database = async (): Promise<AdminDatabase> => (
+    calls.push(['database']),
+    {
+      store: store as unknown as AdminStore,
+      changes: changes as unknown as AdminDatabase['changes'],
+      catalog: catalog as unknown as AdminDatabase['catalog'],
+      audit: audit as unknown as AdminDatabase['audit'],
+      usage,
+    }
+  );
+  return { database, calls, actors };
 }
 
 async function run(argv: string[], knownModels?: ReadonlySet<string>, catalogModels: string[] = []) {
-  const { database, calls } = recordingStore(catalogModels);
-  const output = await runAdminCommand({ database, knownModels }, argv);
-  return { output, calls: calls.filter(([name]) => name !== 'database' && name !== 'catalogModelIds') };
+  const { database, calls, actors } = recordingStore(catalogModels);
+  const output = await runAdminCommand({ database, knownModels, actor: 'command line (test)' }, argv);
+  return { output, calls: calls.filter(([name]) => name !== 'database' && name !== 'catalogModelIds'), actors };
 }
 
 async function refusal(argv: string[], knownModels?: ReadonlySet<string>): Promise<Error> {
   const { database, calls } = recordingStore();
-  const error = await runAdminCommand({ database, knownModels }, argv).then(
+  const error = await runAdminCommand({ database, knownModels, actor: 'command line (test)' }, argv).then(
     () => new Error('no refusal'),
     (thrown: Error) => thrown,
   );
@@ -126,6 +168,60 @@ describe(runAdminCommand.name, () => {
 
   it('leaves the models unchecked when neither the file nor the database names any model', async () => {
     expect((await run(['keys', 'create', '--owner', 'team-a', '--models', 'anything'])).calls.map(([name]) => name)).toEqual(['createKey']);
+  });
+
+  it.each([
+    [['owners', 'create', '--id', 'x', '--kind', 'project']],
+    [['owners', 'set-budget', 'x', '--budget', '5']],
+    [['owners', 'renew-keys', 'x', '--expires', 'never']],
+    [['keys', 'create', '--owner', 'x', '--models', '*']],
+    [['keys', 'disable', 'k1']],
+    [['keys', 'enable', 'k1']],
+    [['keys', 'renew', 'k1', '--expires', 'never']],
+    [['keys', 'delete', 'k1']],
+    [['models', 'create', '--json', '{}']],
+    [['upstreams', 'update', 'line-a', '--version', '1', '--json', '{}']],
+    [['models', 'delete', 'm']],
+  ])('makes %j as a change the audit log names the command line for', async (argv) => {
+    const { actors } = await run(argv);
+
+    expect(actors).toEqual(['command line (test)']);
+  });
+
+  it.each([
+    [['models', 'list'], [['catalogList', 'model']]],
+    [['upstreams', 'show', 'line-a'], [['catalogShow', 'upstream', 'line-a']]],
+    [['models', 'create', '--json', '{"id":"m","lines":["line-a"]}'], [['writeModel', 'create', { id: 'm', lines: ['line-a'] }, undefined]]],
+    [['upstreams', 'update', 'line-a', '--version', '3', '--json', '{"timeout_ms":5}'], [['writeUpstream', 'patch', { timeout_ms: 5, version: 3 }, 'line-a']]],
+    [['models', 'delete', 'm'], [['remove', 'model', 'm', undefined]]],
+    [['upstreams', 'delete', 'line-a', '--version=2'], [['remove', 'upstream', 'line-a', 2]]],
+    [
+      ['audit', '--actor', 'alice', '--item-kind', 'key', '--limit', '5'],
+      [['auditList', expect.objectContaining({ actor: 'alice', itemKind: 'key', limit: 5 })]],
+    ],
+    [['audit'], [['auditList', expect.objectContaining({ limit: 1000 })]]],
+  ])('runs %j on the catalog and the audit log as the admin API does', async (argv, expected) => {
+    expect((await run(argv)).calls).toEqual(expected);
+  });
+
+  it.each([
+    ['a --json that is not JSON', ['models', 'create', '--json', '{id:'], '--json: not valid JSON'],
+    ['a --json that is a list', ['models', 'create', '--json', '[]'], '--json: must be a JSON object'],
+    ['a version in words', ['models', 'update', 'm', '--version', 'two', '--json', '{}'], '--version: must be a whole number'],
+    ['an audit kind that is not one', ['audit', '--item-kind', 'car'], 'item_kind'],
+  ])('refuses %s before opening the database', async (_label, argv, message) => {
+    expect((await refusal(argv)).message).toContain(message);
+  });
+
+  it.each([
+    ['an update without --version', ['models', 'update', 'm', '--json', '{}'], '--version is required'],
+    ['a create without --json', ['upstreams', 'create'], '--json is required'],
+    ['an audit argument without a flag', ['audit', 'alice'], 'unexpected argument alice'],
+  ])('treats %s as wrong use', async (_label, argv, message) => {
+    const error = await refusal(argv);
+
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).toContain(message);
   });
 
   it('looks a usage record up by its request id', async () => {
@@ -281,6 +377,12 @@ describe(runAdminCommand.name, () => {
       'usage list',
       'usage daily',
       '--group-by',
+      'upstreams create',
+      'upstreams update',
+      'upstreams delete',
+      'models list',
+      'models create',
+      'audit',
     ]) {
       expect(ADMIN_CLI_USAGE).toContain(command);
     }

@@ -1,7 +1,11 @@
 import { GatewayError } from '../common/gateway-error';
+import type { CatalogKind } from '../catalog/catalog-store';
 import { AdminStore } from './admin-store';
+import type { AdminChanges } from './admin-changes';
+import type { CatalogAdminService } from './catalog-admin.service';
+import { auditFilterOf, AuditLog } from './audit-log';
 import { validated } from './admin-validation';
-import { CreateKeyBody, CreateOwnerBody, DailyQuery, MAX_PAGE, UsageListQuery } from './admin.dto';
+import { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, MAX_PAGE, UsageListQuery } from './admin.dto';
 import { amountOf, expiryOf, keyScope, unknownModels } from './admin-values';
 import type { UsageReads } from './usage-reads';
 
@@ -26,6 +30,21 @@ Keys
   keys enable <key id>
   keys renew <key id> --expires <date>|never                  (a member's key)
   keys delete <key id>
+Catalog (the admin API's: bodies are the JSON form of a configuration-file item)
+  upstreams list
+  upstreams show <id>
+  upstreams create --json '<item>'                          (api_key: a \${VAR} reference, or a literal
+                                                             stored encrypted: needs GATEWAY_SECRET_KEY)
+  upstreams update <id> --version <n> --json '<fields>'     (the given fields replace the stored ones)
+  upstreams delete <id> [--version <n>]
+  models list
+  models show <id>
+  models create --json '<item>'
+  models update <id> --version <n> --json '<fields>'
+  models delete <id> [--version <n>]
+Audit log (GET /admin/audit)
+  audit [--actor <name>] [--action <action>] [--item-kind <kind>] [--item-id <id>]
+        [--from <time>] [--to <time>] [--limit <1-1000>] [--after <next>]
 Usage records (the admin API's answers: GET /admin/usage/<request id>, /admin/usage, /admin/usage/daily)
   usage show <request id>                                     (the X-Request-Id of a call)
   usage list [--owner <id>] [--key <key id>] [--model <id>] [--interface <name>]
@@ -36,7 +55,9 @@ The database is the gateway's: DATABASE_URL, else the embedded one under DATA_DI
 With DATABASE_URL the command works beside a running gateway; the embedded database opens
 in one process at a time, so use it while the gateway is stopped (else the admin API).
 A call still queued in a running gateway is not yet in the database: the admin API sees it.
-With GATEWAY_CONFIG set, the models of a new key are checked against its catalog.
+The models of a new key are checked against the stored catalog, with GATEWAY_CONFIG's too.
+Changes are written to the audit log as "command line (<user>)"; replicas load catalog changes
+within CATALOG_CHECK_MS (at once on PostgreSQL).
 Dates: 2027-01-01 (midnight UTC) or 2027-01-01T12:00:00Z; days: 2027-01-01. Output: JSON on stdout.`;
 
 /** Wrong use of the command line (exit status 2), as opposed to a refused operation (1). */
@@ -92,10 +113,16 @@ async function allPages<Row>(page: (after: string | undefined) => Promise<{ rows
 /** The database side of a command: opened only once the arguments have passed. */
 export interface AdminDatabase {
   store: AdminStore;
+  catalog: Pick<CatalogAdminService, 'list' | 'show' | 'writeUpstream' | 'writeModel' | 'remove'>;
+  audit: Pick<AuditLog, 'list'>;
+  /** Every change goes through here, into the audit log. */
+  changes: Pick<AdminChanges, 'createOwner' | 'setBudget' | 'renewProjectKeys' | 'createKey' | 'setEnabled' | 'renewKey' | 'deleteKey'>;
   usage: UsageLookups;
 }
 
 export interface AdminCommandContext {
+  /** Who the audit log names for the command's changes. */
+  actor: string;
   /** Opens the database; a command calls it after its arguments passed, so wrong use never waits for it. */
   database(): Promise<AdminDatabase>;
   /** The model ids of the configuration file (GATEWAY_CONFIG), checked with the database's catalog for a new key. */
@@ -112,17 +139,22 @@ function queryOf(parsed: Parsed): Record<string, string> {
  * Runs one command of the admin command line and returns what to print.
  * Inputs go through the admin API's own validation, so both refuse the same things alike.
  */
-export async function runAdminCommand({ database, knownModels }: AdminCommandContext, argv: string[]): Promise<unknown> {
+export async function runAdminCommand({ database, knownModels, actor }: AdminCommandContext, argv: string[]): Promise<unknown> {
   const [group, command, ...rest] = argv;
   const id = () => one(parse(rest, []), group === 'keys' ? 'key id' : 'owner id');
   // Each case reads and checks all of its arguments before it opens the database.
+  if (group === 'audit') {
+    const parsed = parse(argv.slice(1), ['actor', 'action', 'item-kind', 'item-id', 'from', 'to', 'limit', 'after']);
+    const query = validated(AuditQuery, queryOf(parsed), 'command');
+    return (await database()).audit.list(auditFilterOf(query, MAX_PAGE));
+  }
   switch (`${group} ${command}`) {
     case 'owners create': {
       const parsed = parse(rest, ['id', 'kind', 'budget']);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
       const body = validated(CreateOwnerBody, { id: required(parsed, 'id'), kind: required(parsed, 'kind'), budget: parsed.flags.get('budget') }, 'command');
       const owner = { id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget') };
-      return ownerView(await (await database()).store.createOwner(owner));
+      return ownerView(await (await database()).changes.createOwner(owner, actor));
     }
     case 'owners list': {
       const parsed = parse(rest, []);
@@ -139,13 +171,13 @@ export async function runAdminCommand({ database, knownModels }: AdminCommandCon
       const budget = required(parsed, 'budget');
       const owner = one(parsed, 'owner id');
       const budgetNano = budget === 'unlimited' ? null : amountOf(budget, 'budget');
-      return ownerView(await (await database()).store.setBudget(owner, budgetNano));
+      return ownerView(await (await database()).changes.setBudget(owner, budgetNano, actor));
     }
     case 'owners renew-keys': {
       const parsed = parse(rest, ['expires']);
       const owner = one(parsed, 'owner id');
       const expiresAt = expiryFlag(required(parsed, 'expires'));
-      return (await (await database()).store.renewProjectKeys(owner, expiresAt)).map(keyView);
+      return (await (await database()).changes.renewProjectKeys(owner, expiresAt, actor)).map(keyView);
     }
     case 'keys create': {
       const parsed = parse(rest, ['owner', 'models', 'expires']);
@@ -156,12 +188,12 @@ export async function runAdminCommand({ database, knownModels }: AdminCommandCon
         .filter((model) => model !== '');
       const body = validated(CreateKeyBody, { owner: required(parsed, 'owner'), models, expires_at: parsed.flags.get('expires') }, 'command');
       const key = { ownerId: body.owner, models: keyScope(body.models), expiresAt: expiryOf(body.expires_at, 'expires') };
-      const { store } = await database();
+      const { store, changes } = await database();
       // The database's catalog (the file's models once a gateway started on it, and those added since), with the file's.
       const known = new Set([...(knownModels ?? []), ...(await store.catalogModelIds())]);
       const unknown = known.size > 0 ? unknownModels(body.models, (model) => known.has(model)) : [];
       if (unknown.length > 0) throw new GatewayError('invalid_request', `models: ${unknown.join(', ')} not in the catalog`);
-      const created = await store.createKey(key);
+      const created = await changes.createKey(key, actor);
       return { ...keyView(created.key), key: created.plaintext };
     }
     case 'keys list': {
@@ -177,17 +209,17 @@ export async function runAdminCommand({ database, knownModels }: AdminCommandCon
     case 'keys disable':
     case 'keys enable': {
       const key = id();
-      return keyView(await (await database()).store.setEnabled(key, command === 'enable'));
+      return keyView(await (await database()).changes.setEnabled(key, command === 'enable', actor));
     }
     case 'keys renew': {
       const parsed = parse(rest, ['expires']);
       const key = one(parsed, 'key id');
       const expiresAt = expiryFlag(required(parsed, 'expires'));
-      return keyView(await (await database()).store.renewKey(key, expiresAt));
+      return keyView(await (await database()).changes.renewKey(key, expiresAt, actor));
     }
     case 'keys delete': {
       const key = id();
-      return keyView(await (await database()).store.deleteKey(key));
+      return keyView(await (await database()).changes.deleteKey(key, actor));
     }
     case 'usage show': {
       const requestId = one(parse(rest, []), 'request id');
@@ -205,9 +237,64 @@ export async function runAdminCommand({ database, knownModels }: AdminCommandCon
       const query = validated(DailyQuery, queryOf(parsed), 'command');
       return (await database()).usage.dailyTotals(query);
     }
+    case 'upstreams list':
+    case 'models list': {
+      const parsed = parse(rest, []);
+      if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+      return (await (await database()).catalog.list(catalogKind(group))).data;
+    }
+    case 'upstreams show':
+    case 'models show': {
+      const itemId = one(parse(rest, []), `${catalogKind(group)} id`);
+      return (await database()).catalog.show(catalogKind(group), itemId);
+    }
+    case 'upstreams create':
+    case 'models create': {
+      const parsed = parse(rest, ['json']);
+      if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+      const item = jsonObjectOf(required(parsed, 'json'));
+      const { catalog } = await database();
+      return group === 'upstreams' ? catalog.writeUpstream('create', item, actor) : catalog.writeModel('create', item, actor);
+    }
+    case 'upstreams update':
+    case 'models update': {
+      const parsed = parse(rest, ['json', 'version']);
+      const itemId = one(parsed, `${catalogKind(group)} id`);
+      const fields = { ...jsonObjectOf(required(parsed, 'json')), version: versionFlag(required(parsed, 'version')) };
+      const { catalog } = await database();
+      return group === 'upstreams' ? catalog.writeUpstream('patch', fields, actor, itemId) : catalog.writeModel('patch', fields, actor, itemId);
+    }
+    case 'upstreams delete':
+    case 'models delete': {
+      const parsed = parse(rest, ['version']);
+      const itemId = one(parsed, `${catalogKind(group)} id`);
+      const version = parsed.flags.has('version') ? versionFlag(parsed.flags.get('version')!) : undefined;
+      return (await database()).catalog.remove(catalogKind(group), itemId, version, actor);
+    }
     default:
       throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${argv.slice(0, 2).join(' ')}`);
   }
+}
+
+function catalogKind(group: string | undefined): CatalogKind {
+  return group === 'upstreams' ? 'upstream' : 'model';
+}
+
+/** `--json`: a JSON object, as the admin API takes it for a body. */
+function jsonObjectOf(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new GatewayError('invalid_request', '--json: not valid JSON');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new GatewayError('invalid_request', '--json: must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function versionFlag(text: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(text)) throw new GatewayError('invalid_request', '--version: must be a whole number from 1');
+  return Number(text);
 }
 
 function expiryFlag(value: string): Date | null {

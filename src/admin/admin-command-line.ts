@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import type { DataSource } from 'typeorm';
 import { GatewayError } from '../common/gateway-error';
 import { loadGatewayConfigFile } from '../config/config.loader';
@@ -6,6 +7,37 @@ import { openDataSource } from '../database/data-source';
 import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError } from './admin-cli';
 import { AdminStore } from './admin-store';
 import { UsageReads } from './usage-reads';
+import { AdminChanges } from './admin-changes';
+import { AuditLog } from './audit-log';
+import { CatalogAdminService, CatalogHolder } from './catalog-admin.service';
+import { CatalogStore } from '../catalog/catalog-store';
+import { LineSecrets } from '../catalog/line-secrets';
+import { secretKeyFrom } from '../config/settings/catalog.settings';
+
+/**
+ * The catalog as the command line changes it: straight in the database, with literal vendor keys
+ * sealed under the environment's GATEWAY_SECRET_KEY. It serves no calls, so it loads nothing;
+ * the replicas load each change themselves (notified, or at their next check).
+ */
+function commandLineCatalog(dataSource: DataSource, env: NodeJS.ProcessEnv): CatalogHolder {
+  return {
+    store: new CatalogStore(dataSource),
+    secrets: new LineSecrets(secretKeyFrom(env)),
+    refresh: async () => undefined,
+    reload: () => Promise.reject(new GatewayError('invalid_request', 'The command line reloads no file: send SIGHUP to the gateway or POST /admin/reload.')),
+  };
+}
+
+/** The command line's name in the audit log: the operating-system user who ran it. */
+function commandLineActor(): string {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // no user name for this uid (a container started with a bare --user number)
+  }
+  return `command line (${user})`;
+}
 
 /** Where the command writes: stdout gets the JSON answer, stderr the refusals. */
 export interface CommandLineOutput {
@@ -44,11 +76,14 @@ export async function runCommandLine(
   let opened: Promise<CommandLineDatabase> | undefined;
   const database = async (): Promise<AdminDatabase> => {
     const { dataSource } = await (opened ??= openDatabase(env));
-    return { store: new AdminStore(dataSource), usage: new UsageReads(dataSource) };
+    const store = new AdminStore(dataSource);
+    const audit = new AuditLog(dataSource);
+    const catalog = new CatalogAdminService(commandLineCatalog(dataSource, env), audit);
+    return { store, changes: new AdminChanges(store, audit), catalog, audit, usage: new UsageReads(dataSource) };
   };
   try {
     const knownModels = env.GATEWAY_CONFIG ? new Set(loadGatewayConfigFile(env.GATEWAY_CONFIG, env).models.map((model) => model.id)) : undefined;
-    const answer = await runAdminCommand({ database, knownModels }, argv);
+    const answer = await runAdminCommand({ database, knownModels, actor: commandLineActor() }, argv);
     output.out(`${JSON.stringify(answer, null, 2)}\n`);
     return 0;
   } catch (error) {

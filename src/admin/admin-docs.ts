@@ -13,12 +13,17 @@ export function serveAdminDocs(app: NestFastifyApplication): void {
   const config = new DocumentBuilder()
     .setTitle('Model gateway admin API')
     .setDescription(
-      'Quota owners, keys and usage. Every route needs `Authorization: Bearer $ADMIN_TOKEN`. ' +
+      'Quota owners, keys, usage, the catalog (lines and models) and the audit log. Every route needs `Authorization: Bearer <token>`: ADMIN_TOKEN or one of ADMIN_TOKENS. ' +
         'Amounts are decimal currency units converted exactly from stored nano-units (1e-9). ' +
         'Errors are `{"error":{"message","type","code"}}`; a 400 names the field.',
     )
     .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'ADMIN_TOKEN', description: 'The ADMIN_TOKEN of the gateway.' })
+    .addBearerAuth({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'ADMIN_TOKEN',
+      description: 'ADMIN_TOKEN or one of ADMIN_TOKENS; its name is the actor in the audit log.',
+    })
     .build();
   const document = SwaggerModule.createDocument(app, config, { include: [AdminModule] });
   SwaggerModule.setup(ADMIN_DOCS_PATH, app, document, {

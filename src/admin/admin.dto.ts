@@ -149,6 +149,45 @@ export class UsageListQuery extends PageQuery {
   to?: string;
 }
 
+export class AuditQuery extends PageQuery {
+  @ApiPropertyOptional({ description: 'The name of the admin token (`admin` for ADMIN_TOKEN), `command line (user)`, or `SIGHUP`.' })
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  actor?: string;
+
+  @ApiPropertyOptional({
+    example: 'model.update',
+    description:
+      'owner.create, owner.budget, owner.renew_keys, key.create, key.enable, key.disable, key.renew, key.delete, upstream.create, upstream.update, upstream.delete, model.create, model.update, model.delete, config.reload',
+  })
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  action?: string;
+
+  @ApiPropertyOptional({ enum: ['owner', 'key', 'upstream', 'model', 'config'] })
+  @IsOptional()
+  @IsIn(['owner', 'key', 'upstream', 'model', 'config'], { message: 'must be owner, key, upstream, model or config' })
+  item_kind?: string;
+
+  @ApiPropertyOptional({ description: 'The id of the owner, key, line or model.' })
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  item_id?: string;
+
+  @ApiPropertyOptional({ example: '2026-11-01T00:00:00Z', description: 'Changes at or after (ISO 8601; a date means midnight UTC).' })
+  @IsOptional()
+  @IsString()
+  from?: string;
+
+  @ApiPropertyOptional({ example: '2026-12-01', description: 'Changes before (ISO 8601; a date means midnight UTC).' })
+  @IsOptional()
+  @IsString()
+  to?: string;
+}
+
 export class DailyQuery {
   @ApiProperty({ example: '2026-11-01', description: 'First UTC day (YYYY-MM-DD).' })
   @Matches(DATE, { message: 'must be a date, YYYY-MM-DD' })

@@ -4,14 +4,19 @@ import type { ExecutionContext } from '@nestjs/common';
 import { GatewayError } from '../common/gateway-error';
 import { AdminGuard } from './admin.guard';
 
-function contextWith(authorization: string | undefined): ExecutionContext {
-  const request = { headers: authorization === undefined ? {} : { authorization } };
+function contextWith(authorization: string | undefined, request: Record<string | symbol, unknown> = {}): ExecutionContext {
+  Object.assign(request, { headers: authorization === undefined ? {} : { authorization } });
   return { switchToHttp: () => ({ getRequest: () => request }) } as unknown as ExecutionContext;
+}
+
+/** The actor the guard left on a request. */
+function actorOf(request: Record<string | symbol, unknown>): unknown {
+  return Object.getOwnPropertySymbols(request).map((symbol) => request[symbol])[0];
 }
 
 describe(AdminGuard.name, () => {
   const token = 'admin-token-of-a-certain-length';
-  const guard = new AdminGuard(token);
+  const guard = new AdminGuard([{ name: 'admin', token }]);
   let compare: jest.SpyInstance;
 
   beforeEach(() => {
@@ -46,7 +51,21 @@ describe(AdminGuard.name, () => {
     expect(compare).toHaveBeenCalledTimes(1);
   });
 
+  it('compares against every named token, and names the one presented as the actor', () => {
+    const named = new AdminGuard([
+      { name: 'admin', token },
+      { name: 'alice', token: 'alice-token' },
+      { name: 'ci', token: 'ci-token' },
+    ]);
+    const request: Record<string | symbol, unknown> = {};
+
+    expect(named.canActivate(contextWith('Bearer alice-token', request))).toBe(true);
+    expect(compare).toHaveBeenCalledTimes(3);
+    expect(actorOf(request)).toBe('alice');
+    expect(() => named.canActivate(contextWith('Bearer nobody'))).toThrow('The admin token is not valid.');
+  });
+
   it('answers 404 without an admin token configured', () => {
-    expect(() => new AdminGuard(undefined).canActivate(contextWith(`Bearer ${token}`))).toThrow('No such endpoint.');
+    expect(() => new AdminGuard([]).canActivate(contextWith(`Bearer ${token}`))).toThrow('No such endpoint.');
   });
 });

@@ -7,7 +7,9 @@ import { UsageWriter } from '../metering/usage-writer.service';
 import { AdminStore, KeyRow } from './admin-store';
 import { amountOf, expiryOf, keyScope, unknownModels } from './admin-values';
 import { UsageReads } from './usage-reads';
-import type { CreateKeyBody, CreateOwnerBody, DailyQuery, KeyListQuery, PageQuery, UsageListQuery } from './admin.dto';
+import { AuditLog, auditFilterOf } from './audit-log';
+import { AdminChanges } from './admin-changes';
+import type { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, KeyListQuery, PageQuery, UsageListQuery } from './admin.dto';
 import { CreatedKeyView, keyView, ownerView } from './admin.views';
 
 const DEFAULT_PAGE = 100;
@@ -21,6 +23,7 @@ const DEFAULT_PAGE = 100;
 export class AdminService {
   private readonly store: AdminStore;
   private readonly usage: UsageReads;
+  private readonly changes: AdminChanges;
 
   constructor(
     dataSource: DataSource,
@@ -29,11 +32,12 @@ export class AdminService {
     writer: UsageWriter,
   ) {
     this.store = new AdminStore(dataSource);
+    this.changes = new AdminChanges(this.store, new AuditLog(dataSource));
     this.usage = new UsageReads(dataSource, (requestId) => writer.findQueued(requestId));
   }
 
-  async createOwner(body: CreateOwnerBody) {
-    return ownerView(await this.store.createOwner({ id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget') }));
+  async createOwner(body: CreateOwnerBody, actor: string) {
+    return ownerView(await this.changes.createOwner({ id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget') }, actor));
   }
 
   async owner(id: string) {
@@ -45,23 +49,23 @@ export class AdminService {
     return { data: page.rows.map(ownerView), next: page.next };
   }
 
-  async setBudget(id: string, budget: number | string | null) {
-    return ownerView(await this.store.setBudget(id, amountOf(budget, 'budget')));
+  async setBudget(id: string, budget: number | string | null, actor: string) {
+    return ownerView(await this.changes.setBudget(id, amountOf(budget, 'budget'), actor));
   }
 
-  async renewProjectKeys(ownerId: string, expiresAt: string | null) {
-    const keys = await this.store.renewProjectKeys(ownerId, expiryOf(expiresAt, 'expires_at'));
+  async renewProjectKeys(ownerId: string, expiresAt: string | null, actor: string) {
+    const keys = await this.changes.renewProjectKeys(ownerId, expiryOf(expiresAt, 'expires_at'), actor);
     for (const key of keys) this.keyService.invalidate(key.keySha256);
     return { data: keys.map(keyView) };
   }
 
-  async createKey(body: CreateKeyBody): Promise<CreatedKeyView> {
+  async createKey(body: CreateKeyBody, actor: string): Promise<CreatedKeyView> {
     const unknown = unknownModels(body.models, (model) => this.catalog.find(model) !== undefined);
     if (unknown.length > 0) {
       throw new GatewayError('invalid_request', `models: ${unknown.map((model) => JSON.stringify(model)).join(', ')} not in the catalog`);
     }
     const models = keyScope(body.models);
-    const created = await this.store.createKey({ ownerId: body.owner, models, expiresAt: expiryOf(body.expires_at, 'expires_at') });
+    const created = await this.changes.createKey({ ownerId: body.owner, models, expiresAt: expiryOf(body.expires_at, 'expires_at') }, actor);
     // The key may have been presented (and found unknown) moments ago: forget that answer.
     this.keyService.invalidate(created.key.keySha256);
     return { ...keyView(created.key), key: created.plaintext };
@@ -76,16 +80,20 @@ export class AdminService {
     return { data: page.rows.map(keyView), next: page.next };
   }
 
-  setEnabled(id: string, enabled: boolean) {
-    return this.changed(this.store.setEnabled(id, enabled));
+  setEnabled(id: string, enabled: boolean, actor: string) {
+    return this.changed(this.changes.setEnabled(id, enabled, actor));
   }
 
-  renewKey(id: string, expiresAt: string | null) {
-    return this.changed(this.store.renewKey(id, expiryOf(expiresAt, 'expires_at')));
+  renewKey(id: string, expiresAt: string | null, actor: string) {
+    return this.changed(this.changes.renewKey(id, expiryOf(expiresAt, 'expires_at'), actor));
   }
 
-  deleteKey(id: string) {
-    return this.changed(this.store.deleteKey(id));
+  deleteKey(id: string, actor: string) {
+    return this.changed(this.changes.deleteKey(id, actor));
+  }
+
+  audits(query: AuditQuery) {
+    return this.changes.audit.list(auditFilterOf(query, DEFAULT_PAGE));
   }
 
   usageRecord(requestId: string) {

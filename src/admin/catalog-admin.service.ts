@@ -1,10 +1,32 @@
-import { Injectable } from '@nestjs/common';
 import { GatewayError } from '../common/gateway-error';
 import { ItemSpec, modelSpecOf, upstreamSpecOf } from '../config/catalog-spec';
 import { ItemResult, parseModelItem, parseUpstreamItem } from '../config/config.loader';
 import type { CatalogKind, CatalogRow } from '../catalog/catalog-store';
-import { CatalogSync } from '../catalog/catalog-sync.service';
-import { lastFour, referencedVariable, StoredVendorKey } from '../catalog/line-secrets';
+import type { CatalogStore } from '../catalog/catalog-store';
+import { lastFour, LineSecrets, referencedVariable, StoredVendorKey } from '../catalog/line-secrets';
+import { AuditLog } from './audit-log';
+
+/** What the catalog's changes need of the gateway (CatalogSync), or of the command line, which serves no catalog. */
+export interface CatalogHolder {
+  readonly store: CatalogStore;
+  readonly secrets: LineSecrets;
+  /** Loads the stored catalog into the process that serves it; nothing to do for the command line. */
+  refresh(): Promise<void>;
+  reload(): Promise<ReloadCounts>;
+  readonly configFile?: string;
+  /**
+   * Where `${VAR}` references must be set: a replica's environment, whose value it will use.
+   * Undefined for the command line, which does not use the key: the reference is taken unchecked.
+   */
+  readonly environment?: NodeJS.ProcessEnv;
+}
+
+export interface ReloadCounts {
+  upstreams: number;
+  models: number;
+  owners: number;
+  keys: number;
+}
 
 /** What the API shows of a line's vendor key: never the key. */
 export interface VendorKeyView {
@@ -55,9 +77,11 @@ function checked<T>(result: ItemResult<T>): T {
  * JSON form of configuration-file items, checked by the file's rules; each change is stored,
  * counted, announced to the other replicas, and loaded on this one before the answer.
  */
-@Injectable()
 export class CatalogAdminService {
-  constructor(private readonly sync: CatalogSync) {}
+  constructor(
+    private readonly sync: CatalogHolder,
+    private readonly audit: AuditLog,
+  ) {}
 
   async list(kind: CatalogKind): Promise<{ data: Body[] }> {
     const contents = await this.sync.store.contents();
@@ -69,38 +93,54 @@ export class CatalogAdminService {
     return this.view(kind, await this.sync.store.find(kind, id));
   }
 
-  async writeUpstream(write: Write, body: Body, id?: string): Promise<Body> {
+  async writeUpstream(write: Write, body: Body, actor: string, id?: string): Promise<Body> {
     const store = this.sync.store;
     const version = write === 'create' ? undefined : versionOf(body);
-    const current = write === 'patch' ? await store.find('upstream', id!) : undefined;
-    const item = current ? { ...current.spec, ...itemOf(body, id) } : itemOf(body, id);
+    const current = write === 'create' ? undefined : await store.find('upstream', id!);
+    const item = write === 'patch' ? { ...current!.spec, ...itemOf(body, id) } : itemOf(body, id);
     const given = item.api_key;
     if (write === 'create' && given === undefined) throw new GatewayError('invalid_request', 'api_key: is required');
     // The file's rules check the key as a non-empty string; it is kept apart from the stored form.
     const upstream = checked(parseUpstreamItem({ ...item, api_key: given ?? 'kept' }));
     const spec = upstreamSpecOf(upstream);
     const key = given === undefined ? undefined : this.storedKey(upstream.apiKey);
-    const last4 = key === undefined ? null : key.reference ? lastFour(process.env[referencedVariable(key.reference)!] ?? '') : lastFour(upstream.apiKey);
+    const last4 = key === undefined ? null : key.reference ? this.referencedLastFour(key.reference) : lastFour(upstream.apiKey);
     const row = write === 'create' ? await store.createLine(spec, key!, last4) : await store.updateLine(upstream.id, version!, spec, key, last4);
-    await this.sync.refresh();
-    return this.view('upstream', row);
+    return this.changed('upstream', write, actor, current, row);
   }
 
-  async writeModel(write: Write, body: Body, id?: string): Promise<Body> {
+  async writeModel(write: Write, body: Body, actor: string, id?: string): Promise<Body> {
     const store = this.sync.store;
     const version = write === 'create' ? undefined : versionOf(body);
-    const current = write === 'patch' ? await store.find('model', id!) : undefined;
-    const item = current ? { ...current.spec, ...itemOf(body, id) } : itemOf(body, id);
+    const current = write === 'create' ? undefined : await store.find('model', id!);
+    const item = write === 'patch' ? { ...current!.spec, ...itemOf(body, id) } : itemOf(body, id);
     const spec = modelSpecOf(checked(parseModelItem(item, await store.lineIds())));
     const row = write === 'create' ? await store.createModel(spec) : await store.updateModel(spec.id as string, version!, spec);
-    await this.sync.refresh();
-    return this.view('model', row);
+    return this.changed('model', write, actor, current, row);
   }
 
-  async remove(kind: CatalogKind, id: string, version: number | undefined): Promise<Body> {
+  async remove(kind: CatalogKind, id: string, version: number | undefined, actor: string): Promise<Body> {
     const row = kind === 'upstream' ? await this.sync.store.deleteLine(id, version) : await this.sync.store.deleteModel(id, version);
     await this.sync.refresh();
-    return this.view(kind, row);
+    const before = this.view(kind, row);
+    await this.audit.record({ actor, action: `${kind}.delete`, itemKind: kind, itemId: id, before, after: null });
+    return before;
+  }
+
+  /** SIGHUP and `POST /admin/reload`: the file applied again, and logged. */
+  async reload(actor: string): Promise<ReloadCounts> {
+    const counts = await this.sync.reload();
+    await this.audit.record({ actor, action: 'config.reload', itemKind: 'config', itemId: this.sync.configFile ?? null, before: null, after: counts });
+    return counts;
+  }
+
+  /** Loads the change on this replica before the answer, and logs it with the item before and after. */
+  private async changed(kind: CatalogKind, write: Write, actor: string, current: CatalogRow | undefined, row: CatalogRow): Promise<Body> {
+    await this.sync.refresh();
+    const after = this.view(kind, row);
+    const action = `${kind}.${write === 'create' ? 'create' : 'update'}`;
+    await this.audit.record({ actor, action, itemKind: kind, itemId: row.id, before: current ? this.view(kind, current) : null, after });
+    return after;
   }
 
   /** A `${VAR}` reference set on this replica, or a literal sealed with GATEWAY_SECRET_KEY. */
@@ -118,6 +158,12 @@ export class CatalogAdminService {
       );
     }
     return { sealed: this.sync.secrets.seal(apiKey) };
+  }
+
+  /** The last four characters of a reference's value here; null where the value is not known (the command line). */
+  private referencedLastFour(reference: string): string | null {
+    const value = this.sync.environment?.[referencedVariable(reference)!];
+    return value === undefined ? null : lastFour(value);
   }
 
   private view(kind: CatalogKind, row: CatalogRow): Body {

@@ -1,10 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from './admin.guard';
+import { Actor, AdminGuard } from './admin.guard';
 import { AdminErrors } from './admin-errors';
 import { JsonObjectBody } from './admin-validation';
 import { CatalogAdminService, deleteVersionOf } from './catalog-admin.service';
-import { CatalogSync } from '../catalog/catalog-sync.service';
 
 const LIVE = 'Takes effect on the replica that answers before it answers, and on every other replica within CATALOG_CHECK_MS (at once on PostgreSQL).';
 const VERSIONED = 'The body carries the `version` of the item as read; another one gives 409.';
@@ -24,8 +23,8 @@ export class UpstreamsController {
     description: `The JSON form of a configuration-file \`upstreams\` item. \`api_key\`: a \${VAR} reference or a literal (stored encrypted; needs GATEWAY_SECRET_KEY); never shown again. ${LIVE}`,
   })
   @ApiBody(ITEM_BODY)
-  create(@Body(new JsonObjectBody()) body: Record<string, unknown>) {
-    return this.catalog.writeUpstream('create', body);
+  create(@Body(new JsonObjectBody()) body: Record<string, unknown>, @Actor() actor: string) {
+    return this.catalog.writeUpstream('create', body, actor);
   }
 
   @Get()
@@ -43,22 +42,22 @@ export class UpstreamsController {
   @Put(':id')
   @ApiOperation({ summary: 'Replace an upstream line', description: `The whole item; without \`api_key\` the stored key stays. ${VERSIONED} ${LIVE}` })
   @ApiBody(ITEM_BODY)
-  replace(@Param('id') id: string, @Body(new JsonObjectBody()) body: Record<string, unknown>) {
-    return this.catalog.writeUpstream('replace', body, id);
+  replace(@Param('id') id: string, @Body(new JsonObjectBody()) body: Record<string, unknown>, @Actor() actor: string) {
+    return this.catalog.writeUpstream('replace', body, actor, id);
   }
 
   @Patch(':id')
   @ApiOperation({ summary: 'Change fields of an upstream line', description: `The given fields replace the stored ones. ${VERSIONED} ${LIVE}` })
   @ApiBody(ITEM_BODY)
-  patch(@Param('id') id: string, @Body(new JsonObjectBody()) body: Record<string, unknown>) {
-    return this.catalog.writeUpstream('patch', body, id);
+  patch(@Param('id') id: string, @Body(new JsonObjectBody()) body: Record<string, unknown>, @Actor() actor: string) {
+    return this.catalog.writeUpstream('patch', body, actor, id);
   }
 
   @Delete(':id')
   @ApiOperation({ summary: 'Delete an upstream line', description: `409 while a model names it. Calls on it finish; new calls no longer use it. ${LIVE}` })
   @ApiQuery({ name: 'version', required: false, description: 'When given, the version the line must be at.' })
-  remove(@Param('id') id: string, @Query('version') version?: string) {
-    return this.catalog.remove('upstream', id, deleteVersionOf(version));
+  remove(@Param('id') id: string, @Actor() actor: string, @Query('version') version?: string) {
+    return this.catalog.remove('upstream', id, deleteVersionOf(version), actor);
   }
 }
 
@@ -73,8 +72,8 @@ export class CatalogModelsController {
   @Post()
   @ApiOperation({ summary: 'Add a model', description: `The JSON form of a configuration-file \`models\` item, price tiers included. ${LIVE}` })
   @ApiBody(ITEM_BODY)
-  create(@Body(new JsonObjectBody()) body: Record<string, unknown>) {
-    return this.catalog.writeModel('create', body);
+  create(@Body(new JsonObjectBody()) body: Record<string, unknown>, @Actor() actor: string) {
+    return this.catalog.writeModel('create', body, actor);
   }
 
   @Get()
@@ -92,22 +91,22 @@ export class CatalogModelsController {
   @Put(':id')
   @ApiOperation({ summary: 'Replace a model', description: `Calls admitted before keep the prices they started with. ${VERSIONED} ${LIVE}` })
   @ApiBody(ITEM_BODY)
-  replace(@Param('id') id: string, @Body(new JsonObjectBody()) body: Record<string, unknown>) {
-    return this.catalog.writeModel('replace', body, id);
+  replace(@Param('id') id: string, @Body(new JsonObjectBody()) body: Record<string, unknown>, @Actor() actor: string) {
+    return this.catalog.writeModel('replace', body, actor, id);
   }
 
   @Patch(':id')
   @ApiOperation({ summary: 'Change fields of a model', description: `The given fields replace the stored ones (\`prices\` as a whole). ${VERSIONED} ${LIVE}` })
   @ApiBody(ITEM_BODY)
-  patch(@Param('id') id: string, @Body(new JsonObjectBody()) body: Record<string, unknown>) {
-    return this.catalog.writeModel('patch', body, id);
+  patch(@Param('id') id: string, @Body(new JsonObjectBody()) body: Record<string, unknown>, @Actor() actor: string) {
+    return this.catalog.writeModel('patch', body, actor, id);
   }
 
   @Delete(':id')
   @ApiOperation({ summary: 'Delete a model', description: `Calls in flight finish; keys naming it no longer reach it. ${LIVE}` })
   @ApiQuery({ name: 'version', required: false, description: 'When given, the version the model must be at.' })
-  remove(@Param('id') id: string, @Query('version') version?: string) {
-    return this.catalog.remove('model', id, deleteVersionOf(version));
+  remove(@Param('id') id: string, @Actor() actor: string, @Query('version') version?: string) {
+    return this.catalog.remove('model', id, deleteVersionOf(version), actor);
   }
 }
 
@@ -117,7 +116,7 @@ export class CatalogModelsController {
 @Controller('admin/reload')
 @UseGuards(AdminGuard)
 export class ReloadController {
-  constructor(private readonly sync: CatalogSync) {}
+  constructor(private readonly catalog: CatalogAdminService) {}
 
   @Post()
   @HttpCode(200)
@@ -125,7 +124,7 @@ export class ReloadController {
     summary: 'Read the configuration file again and apply it',
     description: `As SIGHUP does: owners, keys, lines and models of GATEWAY_CONFIG, applied as at start-up. A file with a problem changes nothing: 400 naming each problem by its YAML path. ${LIVE}`,
   })
-  reload() {
-    return this.sync.reload();
+  reload(@Actor() actor: string) {
+    return this.catalog.reload(actor);
   }
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from './admin.guard';
+import { Actor, AdminGuard } from './admin.guard';
 import { AdminService } from './admin.service';
 import { CreateKeyBody, KeyListQuery, RenewBody } from './admin.dto';
 import { Validated } from './admin-validation';
@@ -23,8 +23,8 @@ export class KeysController {
     description: 'The answer carries the key itself, once; only its SHA-256 and a short prefix are stored. Usable at once.',
   })
   @ApiCreatedResponse({ type: CreatedKeyView })
-  create(@Body(new Validated(CreateKeyBody, 'body')) body: CreateKeyBody) {
-    return this.admin.createKey(body);
+  create(@Body(new Validated(CreateKeyBody, 'body')) body: CreateKeyBody, @Actor() actor: string) {
+    return this.admin.createKey(body, actor);
   }
 
   @Get()
@@ -45,16 +45,16 @@ export class KeysController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Disable a key', description: TTL_NOTE })
   @ApiOkResponse({ type: KeyView })
-  disable(@Param('id') id: string) {
-    return this.admin.setEnabled(id, false);
+  disable(@Param('id') id: string, @Actor() actor: string) {
+    return this.admin.setEnabled(id, false, actor);
   }
 
   @Post(':id/enable')
   @HttpCode(200)
   @ApiOperation({ summary: 'Enable a key', description: TTL_NOTE })
   @ApiOkResponse({ type: KeyView })
-  enable(@Param('id') id: string) {
-    return this.admin.setEnabled(id, true);
+  enable(@Param('id') id: string, @Actor() actor: string) {
+    return this.admin.setEnabled(id, true, actor);
   }
 
   @Post(':id/renew')
@@ -64,14 +64,14 @@ export class KeysController {
     description: `Project keys are renewed by the project (POST /admin/owners/{id}/renew-keys): a project key gives 400. ${TTL_NOTE}`,
   })
   @ApiOkResponse({ type: KeyView })
-  renew(@Param('id') id: string, @Body(new Validated(RenewBody, 'body')) body: RenewBody) {
-    return this.admin.renewKey(id, body.expires_at);
+  renew(@Param('id') id: string, @Body(new Validated(RenewBody, 'body')) body: RenewBody, @Actor() actor: string) {
+    return this.admin.renewKey(id, body.expires_at, actor);
   }
 
   @Delete(':id')
   @ApiOperation({ summary: 'Delete a key', description: `Its usage records stay. A key of the configuration file comes back at the next start. ${TTL_NOTE}` })
   @ApiOkResponse({ type: KeyView })
-  remove(@Param('id') id: string) {
-    return this.admin.deleteKey(id);
+  remove(@Param('id') id: string, @Actor() actor: string) {
+    return this.admin.deleteKey(id, actor);
   }
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from './admin.guard';
+import { Actor, AdminGuard } from './admin.guard';
 import { AdminService } from './admin.service';
 import { CreateOwnerBody, PageQuery, RenewBody, UpdateOwnerBody } from './admin.dto';
 import { Validated } from './admin-validation';
@@ -18,8 +18,8 @@ export class OwnersController {
   @Post()
   @ApiOperation({ summary: 'Create a quota owner', description: '409 when the id exists already.' })
   @ApiCreatedResponse({ type: OwnerView })
-  create(@Body(new Validated(CreateOwnerBody, 'body')) body: CreateOwnerBody) {
-    return this.admin.createOwner(body);
+  create(@Body(new Validated(CreateOwnerBody, 'body')) body: CreateOwnerBody, @Actor() actor: string) {
+    return this.admin.createOwner(body, actor);
   }
 
   @Get()
@@ -39,8 +39,8 @@ export class OwnersController {
   @Patch(':id')
   @ApiOperation({ summary: "Change an owner's budget", description: 'Spent and reserved amounts stay. null: unlimited.' })
   @ApiOkResponse({ type: OwnerView })
-  update(@Param('id') id: string, @Body(new Validated(UpdateOwnerBody, 'body')) body: UpdateOwnerBody) {
-    return this.admin.setBudget(id, body.budget);
+  update(@Param('id') id: string, @Body(new Validated(UpdateOwnerBody, 'body')) body: UpdateOwnerBody, @Actor() actor: string) {
+    return this.admin.setBudget(id, body.budget, actor);
   }
 
   @Post(':id/renew-keys')
@@ -50,7 +50,7 @@ export class OwnersController {
     description: 'Project keys are renewed by the project: every key of the project gets the new expiry. A member owner gives 400.',
   })
   @ApiOkResponse({ type: RenewedKeys })
-  renewKeys(@Param('id') id: string, @Body(new Validated(RenewBody, 'body')) body: RenewBody) {
-    return this.admin.renewProjectKeys(id, body.expires_at);
+  renewKeys(@Param('id') id: string, @Body(new Validated(RenewBody, 'body')) body: RenewBody, @Actor() actor: string) {
+    return this.admin.renewProjectKeys(id, body.expires_at, actor);
   }
 }

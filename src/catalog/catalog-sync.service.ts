@@ -61,6 +61,14 @@ export class CatalogSync implements OnModuleInit, OnApplicationShutdown {
     await this.listener?.end().catch(() => undefined);
   }
 
+  /** Where this replica resolves `${VAR}` references of lines. */
+  readonly environment = process.env;
+
+  /** The configuration file a reload reads, when there is one. */
+  get configFile(): string | undefined {
+    return this.settings.configFile;
+  }
+
   /**
    * Reads the configuration file again (SIGHUP, `POST /admin/reload`) and applies it as at
    * start-up: owners, keys, lines and models. A file with a problem changes nothing: the problems

@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os';
-import { defaultSettings, processSettingsFrom } from './gateway-options';
+import { adminTokensFrom, defaultSettings, processSettingsFrom } from './gateway-options';
 import { databaseSettingsFromEnv } from './settings/database.settings';
 
 describe('defaultSettings LOG_LEVEL', () => {
@@ -115,5 +115,34 @@ describe('databaseSettingsFromEnv DATABASE_POOL_SIZE', () => {
 
   it.each(['abc', '0', '2.5', '-3'])('refuses DATABASE_POOL_SIZE=%s, naming the variable', (text) => {
     expect(() => databaseSettingsFromEnv({ DATABASE_POOL_SIZE: text })).toThrow('DATABASE_POOL_SIZE must be');
+  });
+});
+
+describe('ADMIN_TOKENS', () => {
+  it('reads named tokens, comma-separated, beside ADMIN_TOKEN', () => {
+    expect(adminTokensFrom({ ADMIN_TOKEN: 'root-token', ADMIN_TOKENS: 'alice:token-a, ci-bot:token:with:colons' })).toEqual([
+      { name: 'alice', token: 'token-a' },
+      { name: 'ci-bot', token: 'token:with:colons' },
+    ]);
+    expect(adminTokensFrom({})).toEqual([]);
+  });
+
+  it.each([
+    ['an entry without a name', 'secret-1', 'entry 1 must be name:token'],
+    ['an empty token', 'alice:', 'entry 1 must be name:token'],
+    ['a name with a space', 'ali ce:secret-1', 'entry 1 must be name:token'],
+    ['a name twice', 'alice:secret-1,alice:secret-2', 'names alice twice'],
+    ['the name of ADMIN_TOKEN', 'admin:secret-1', 'names admin twice'],
+    ['one token under two names', 'alice:secret-1,bob:secret-1', 'gives the token of bob to another name too'],
+  ])('refuses %s, without the token in the message', (_label, value, message) => {
+    let thrown = '';
+    try {
+      adminTokensFrom({ ADMIN_TOKEN: 'root-token', ADMIN_TOKENS: value });
+    } catch (error) {
+      thrown = (error as Error).message;
+    }
+
+    expect(thrown).toContain(message);
+    expect(thrown).not.toMatch(/secret|root-token/);
   });
 });

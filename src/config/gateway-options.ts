@@ -18,8 +18,10 @@ import { numberFrom, positiveWholeFrom } from './env-numbers';
 export interface GatewayOptions {
   config: GatewayConfig;
   database: DatabaseSettings;
-  /** Bearer token of the admin API; absent turns the admin API off. */
+  /** Bearer token of the admin API (`ADMIN_TOKEN`, named `admin` in the audit log). */
   adminToken?: string;
+  /** More admin tokens, each with the name the audit log gives its changes (`ADMIN_TOKENS`). No token at all turns the admin API off. */
+  adminTokens?: AdminToken[];
   keyCache: KeyCacheSettings;
   keyFailures: KeyFailureSettings;
   server: ServerSettings;
@@ -61,7 +63,39 @@ export interface ServerSettings {
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
 
+/** An admin token and the name its changes carry in the audit log. */
+export interface AdminToken {
+  name: string;
+  token: string;
+}
+
+/** Every admin token the gateway accepts (AdminToken[]): ADMIN_TOKEN as `admin`, then ADMIN_TOKENS. */
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
+
+const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+/** `ADMIN_TOKENS=alice:token-a,ci:token-b`: names and tokens, each checked; a token's value is never in a message. */
+export function adminTokensFrom(env: NodeJS.ProcessEnv): AdminToken[] {
+  const entries = (env.ADMIN_TOKENS ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const tokens = entries.map((entry, index) => {
+    const colon = entry.indexOf(':');
+    const name = colon < 0 ? '' : entry.slice(0, colon);
+    const token = colon < 0 ? '' : entry.slice(colon + 1);
+    if (!TOKEN_NAME.test(name) || token === '') {
+      throw new Error(`ADMIN_TOKENS entry ${index + 1} must be name:token (a name of letters, digits and . _ @ -, then a non-empty token)`);
+    }
+    return { name, token };
+  });
+  const all = [...(env.ADMIN_TOKEN ? [{ name: 'admin', token: env.ADMIN_TOKEN }] : []), ...tokens];
+  for (const [index, { name, token }] of all.entries()) {
+    if (all.findIndex((other) => other.name === name) !== index) throw new Error(`ADMIN_TOKENS names ${name} twice (ADMIN_TOKEN is named admin)`);
+    if (all.findIndex((other) => other.token === token) !== index) throw new Error(`ADMIN_TOKENS gives the token of ${name} to another name too`);
+  }
+  return tokens;
+}
 
 const PROXY_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -160,6 +194,7 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv): GatewayOptions {
     config: loadGatewayConfigFile(env.GATEWAY_CONFIG, env),
     database: databaseSettingsFromEnv(env),
     adminToken: env.ADMIN_TOKEN || undefined,
+    adminTokens: adminTokensFrom(env),
     ...defaultSettings(env),
   };
 }

@@ -19,7 +19,7 @@ export class SettingsModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     const providers = [
       { provide: GATEWAY_CONFIG, useValue: options.config },
-      { provide: ADMIN_TOKEN, useValue: options.adminToken },
+      { provide: ADMIN_TOKEN, useValue: [...(options.adminToken ? [{ name: 'admin', token: options.adminToken }] : []), ...(options.adminTokens ?? [])] },
       { provide: KEY_CACHE_SETTINGS, useValue: options.keyCache },
       { provide: KEY_FAILURE_SETTINGS, useValue: options.keyFailures },
       { provide: QUOTA_SETTINGS, useValue: options.quota },
