@@ -350,9 +350,12 @@ keys: []
         await until(() => gateway.output.includes('configuration not reloaded'), 'the refusal in the log');
         const answer = await chatCall(gateway.url);
         const kept = await modelIds();
+        const audited = await adminGet(gateway.url, '/admin/audit?action=config.reload');
         const exit = await gateway.stop();
 
         expect(kept).toEqual(['chat-model', 'second-model']);
+        // Only the reload that changed something is a change in the audit log.
+        expect(audited.body.data).toEqual([expect.objectContaining({ actor: 'SIGHUP', item_kind: 'config', item_id: path })]);
         expect(gateway.output).toContain('models[0].lines[0]: unknown upstream \\"line-x\\"');
         expect(answer.status).toBe(200);
         expect(exit).toEqual({ code: 0, signal: null });

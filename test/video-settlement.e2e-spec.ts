@@ -251,6 +251,34 @@ describe('video task settlement', () => {
     });
   });
 
+  // Rule (docs/operations.md "Catalog: lines and models"): a task is priced with its model's
+  // prices at its submit, whatever the catalog says when it settles.
+  describe('a task whose model prices change while it renders', () => {
+    const { gateway, clock } = withGateway();
+
+    it('is billed at the prices of its submit, tiers included', async () => {
+      const before = await ownerMoney(gateway(), OWNER);
+      const task = await submit(gateway(), VENDOR_C, C_WITH_VIDEO);
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN_FOR_TESTS}`, 'content-type': 'application/json' };
+      const read = (await (await fetch(`${gateway().url}/admin/models/video-c`, { headers: admin })).json()) as { version: number };
+      const repriced = await fetch(`${gateway().url}/admin/models/video-c`, {
+        method: 'PATCH',
+        headers: admin,
+        body: JSON.stringify({ version: read.version, prices: { output_seconds: 5, input_seconds: 5, input_image_count: 5 }, price_tiers: [] }),
+      });
+      expect(repriced.status).toBe(200);
+
+      const usage = { output_seconds: 5, input_seconds: 4, input_image_count: 1 };
+      gateway().simulator.video.succeed(task.upstreamId, usage);
+      await untilDue(gateway(), clock(), task);
+      expect(await round(gateway())).toBe(1);
+
+      const cost = 5n * PRICES.videoC.outputSecond1080pVideoInput + 4n * PRICES.videoC.inputSecond + 1n * PRICES.videoC.inputImage;
+      await expectSettled(gateway(), task, { settlement: 'usage', costNano: cost, interface: 'video_c', usage, errorCode: null });
+      expect(await ownerMoney(gateway(), OWNER)).toEqual({ spent: before.spent + cost, reserved: before.reserved });
+    });
+  });
+
   // Rule: success without reported usage is estimated from duration and resolution.
   describe('a succeeded task that reports no usage', () => {
     const { gateway, clock } = withGateway();

@@ -1,4 +1,4 @@
-import { modelSpecOf, upstreamSpecOf } from './catalog-spec';
+import { modelSpecOf, pricingOf, pricingSpecOf, upstreamSpecOf } from './catalog-spec';
 import { loadGatewayConfig, parseModelItem, parseUpstreamItem } from './config.loader';
 
 const FILE = `
@@ -50,6 +50,12 @@ describe('the JSON form of catalog items', () => {
       expect(parseUpstreamItem({ ...spec, api_key: upstream.apiKey })).toEqual({ ok: upstream });
     },
   );
+
+  it.each(config.models.map((model) => [model.id, model] as const))("keeps model %s's prices and tiers apart and reads them back exactly", (_id, model) => {
+    const spec = JSON.parse(JSON.stringify(pricingSpecOf(model)));
+
+    expect(pricingOf(spec)).toEqual({ prices: model.prices, priceTiers: model.priceTiers });
+  });
 
   it('writes prices as exact decimal strings and fills in the defaults', () => {
     expect(modelSpecOf(config.models[0])).toMatchObject({

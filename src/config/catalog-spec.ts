@@ -1,5 +1,5 @@
 import type { ModelConfig, PriceTable, PriceTier, UpstreamConfig } from './gateway-config';
-import { nanoToDecimal } from './money';
+import { decimalToNano, nanoToDecimal } from './money';
 
 /**
  * The JSON form of a catalog item: the configuration-file item (DESIGN.md section 3) with every
@@ -43,4 +43,31 @@ function tierSpecOf(tier: PriceTier): ItemSpec {
 
 function pricesOf(prices: PriceTable): Record<string, string> {
   return Object.fromEntries(Object.entries(prices).flatMap(([name, nano]) => (nano === undefined ? [] : [[name, nanoToDecimal(nano)]])));
+}
+
+/** A model's prices and tiers alone, kept with what is priced later (a video task, at its submit). */
+export type Pricing = Pick<ModelConfig, 'prices' | 'priceTiers'>;
+
+/** `Pricing` in the JSON form: decimal strings, tiers as the file writes them. */
+export interface PricingSpec {
+  prices: Record<string, string>;
+  price_tiers: Array<{ resolution?: string[]; video_input?: boolean; max_output_pixels?: number; prices: Record<string, string> }>;
+}
+
+export function pricingSpecOf(model: Pricing): PricingSpec {
+  return { prices: pricesOf(model.prices), price_tiers: model.priceTiers.map(tierSpecOf) as PricingSpec['price_tiers'] };
+}
+
+/** Reads `pricingSpecOf`'s form back; it was written by the gateway, so it is taken as valid. */
+export function pricingOf(spec: PricingSpec): Pricing {
+  const table = (prices: Record<string, string>) => Object.fromEntries(Object.entries(prices).map(([name, price]) => [name, decimalToNano(price, name)]));
+  return {
+    prices: table(spec.prices),
+    priceTiers: spec.price_tiers.map((tier) => ({
+      ...(tier.resolution ? { resolutions: tier.resolution } : {}),
+      ...(tier.video_input !== undefined ? { videoInput: tier.video_input } : {}),
+      ...(tier.max_output_pixels !== undefined ? { maxOutputPixels: tier.max_output_pixels } : {}),
+      prices: table(tier.prices),
+    })),
+  };
 }

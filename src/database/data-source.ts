@@ -9,11 +9,19 @@ import { VideoTasks1764100000000 } from './migrations/1764100000000-VideoTasks';
 import { UsageTotals1764400000000 } from './migrations/1764400000000-UsageTotals';
 import { Catalog1764700000000 } from './migrations/1764700000000-Catalog';
 import { AdminAudit1764800000000 } from './migrations/1764800000000-AdminAudit';
+import { VideoTaskPricing1764900000000 } from './migrations/1764900000000-VideoTaskPricing';
 import type { DatabaseSettings } from '../config/settings/database.settings';
 import { embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
 
 export const ENTITIES = [QuotaOwner, ApiKey, UsageRecord, VideoTask];
-export const MIGRATIONS = [Initial1763800000000, VideoTasks1764100000000, UsageTotals1764400000000, Catalog1764700000000, AdminAudit1764800000000];
+export const MIGRATIONS = [
+  Initial1763800000000,
+  VideoTasks1764100000000,
+  UsageTotals1764400000000,
+  Catalog1764700000000,
+  AdminAudit1764800000000,
+  VideoTaskPricing1764900000000,
+];
 
 export async function dataSourceOptions(settings: DatabaseSettings): Promise<DataSourceOptions> {
   const common = {

@@ -1,3 +1,4 @@
+import type { PricingSpec } from '../config/catalog-spec';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { bigintTransformer } from '../database/bigint.transformer';
 
@@ -112,4 +113,8 @@ export class VideoTask {
   /** Figures the settlement charged (reported or estimated). */
   @Column({ type: 'jsonb', nullable: true })
   usage!: Record<string, number> | null;
+
+  /** The model's prices and tiers at the submit (`pricingSpecOf`); null for a task from before they were kept. */
+  @Column({ type: 'jsonb', nullable: true })
+  pricing!: PricingSpec | null;
 }

@@ -10,6 +10,7 @@ import { errorBody } from '../common/error-body';
 import { splicedParts } from '../request-body/json-splice';
 import { nanoToNumber } from '../config/money';
 import { costOf, pricesFor } from '../metering/pricing';
+import { Pricing, pricingOf, pricingSpecOf } from '../config/catalog-spec';
 import type { UsageFigures } from '../metering/usage-figures';
 import { QuotaService } from '../metering/quota.service';
 import type { OpenedResponse } from '../upstream/forward.service';
@@ -76,12 +77,14 @@ export class VideoTaskService {
       videoInput: facts.videoInput,
       inputImageCount: facts.inputImageCount,
       reservedNano: 0n,
+      // The task is priced with these at its settlement, whatever the catalog says by then.
+      pricing: pricingSpecOf(call.model),
       submitRequestId: request.id,
       clientRequestId: clientRequestIdOf(request),
       submittedAt: new Date(now),
       nextPollAt: new Date(now + this.settings.submitLostAfterMs),
     };
-    task.reservedNano = this.costOf(task.model, estimatedFigures(task.interface, task), task)!;
+    task.reservedNano = this.costOf(call.model, estimatedFigures(task.interface, task), task)!;
     const balance = await this.store.reserve(task, this.quota.pending(principal.ownerId));
     if (!balance) {
       throw new GatewayError(
@@ -264,15 +267,15 @@ export class VideoTaskService {
       inputImageCount: task.inputImageCount,
     };
     const figures = reported.figures ?? estimatedFigures(task.interface, basis);
-    // A model gone from the configuration keeps the price it was reserved at.
-    const costNano = this.costOf(task.model, figures, basis) ?? task.reservedNano;
+    // The prices of the submit; a task from before they were kept, at the catalog's, or the reservation for a model gone from it.
+    const pricing = task.pricing ? pricingOf(task.pricing) : this.catalog.find(task.model);
+    const costNano = this.costOf(pricing, figures, basis) ?? task.reservedNano;
     return { status, settlement: reported.figures ? 'usage' : 'estimated', costNano, figures, errorCode: null };
   }
 
-  /** The figures priced with the model's tiers for this task's resolution and video input; undefined for an unknown model. */
-  private costOf(modelId: string, figures: UsageFigures, basis: EstimateBasis): bigint | undefined {
-    const model = this.catalog.find(modelId);
-    return model && costOf(figures, pricesFor(model, { resolution: pricedResolution(basis), videoInput: basis.videoInput }));
+  /** The figures priced with these prices' tiers for this task's resolution and video input; undefined without prices. */
+  private costOf(pricing: Pricing | undefined, figures: UsageFigures, basis: EstimateBasis): bigint | undefined {
+    return pricing && costOf(figures, pricesFor(pricing, { resolution: pricedResolution(basis), videoInput: basis.videoInput }));
   }
 
   private async settle(task: VideoTask, entry: SettlementEntry): Promise<void> {

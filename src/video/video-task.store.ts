@@ -20,6 +20,7 @@ export type NewVideoTask = Pick<
   | 'videoInput'
   | 'inputImageCount'
   | 'reservedNano'
+  | 'pricing'
   | 'submitRequestId'
   | 'clientRequestId'
   | 'submittedAt'

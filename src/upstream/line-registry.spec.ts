@@ -1,0 +1,65 @@
+import type { UpstreamConfig } from '../config/gateway-config';
+import { Clock } from '../common/clock';
+import { LineRegistry } from './line-registry';
+
+function line(id: string, changes: Partial<UpstreamConfig> = {}): UpstreamConfig {
+  return { id, baseUrl: `http://127.0.0.1:9${id.length}00`, apiKey: `key-${id}`, timeoutMs: 60_000, ...changes };
+}
+
+describe(LineRegistry.name, () => {
+  let registry: LineRegistry;
+
+  beforeEach(() => {
+    const config = { upstreams: [line('kept'), line('rekeyed'), line('moved'), line('gone')], models: [], owners: [], keys: [] };
+    registry = new LineRegistry(config, { cooldownMs: 1_000, connections: 4 }, new Clock());
+  });
+
+  afterEach(() => registry.onModuleDestroy());
+
+  it('keeps the line, pool and state of a line whose pool settings stay, with its new key', () => {
+    const kept = registry.get('kept');
+    const rekeyed = registry.get('rekeyed');
+    kept.inFlight = 2;
+    registry.coolDown(rekeyed);
+
+    registry.apply([line('kept'), line('rekeyed', { apiKey: 'new-key', auth: 'x-api-key' })]);
+
+    expect(registry.get('kept')).toBe(kept);
+    expect(registry.get('kept').inFlight).toBe(2);
+    expect(registry.get('rekeyed')).toBe(rekeyed);
+    expect(registry.get('rekeyed').config).toMatchObject({ apiKey: 'new-key', auth: 'x-api-key' });
+    expect(registry.isCooling(registry.get('rekeyed'))).toBe(true);
+  });
+
+  it.each([
+    ['base_url', { baseUrl: 'http://127.0.0.1:9999' }],
+    ['max_concurrency', { maxConcurrency: 3 }],
+    ['timeout_ms', { timeoutMs: 5_000 }],
+  ])('gives a line a new pool when its %s changes, and closes the old pool gracefully', (_field, change) => {
+    const moved = registry.get('moved');
+    const close = jest.spyOn(moved.pool, 'close');
+    const destroy = jest.spyOn(moved.pool, 'destroy');
+
+    registry.apply([line('kept'), line('moved', change)]);
+
+    expect(registry.get('moved')).not.toBe(moved);
+    expect(registry.get('moved').config).toMatchObject(change);
+    expect(close).toHaveBeenCalled();
+    expect(destroy).not.toHaveBeenCalled();
+  });
+
+  it('closes the pool of a removed line gracefully, adds a new line, and leaves the kept pools open', () => {
+    const gone = registry.get('gone');
+    const kept = registry.get('kept');
+    const closeGone = jest.spyOn(gone.pool, 'close');
+    const closeKept = jest.spyOn(kept.pool, 'close');
+
+    registry.apply([line('kept'), line('added')]);
+
+    expect(registry.find('gone')).toBeUndefined();
+    expect(registry.find('added')?.config.apiKey).toBe('key-added');
+    expect(registry.all().map((entry) => entry.id)).toEqual(['kept', 'added']);
+    expect(closeGone).toHaveBeenCalled();
+    expect(closeKept).not.toHaveBeenCalled();
+  });
+});
