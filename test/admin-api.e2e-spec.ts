@@ -699,6 +699,16 @@ describe('admin API', () => {
       expect(bodyOf('/admin/owners/{id}/renew-keys', 'post')).toBe('#/components/schemas/RenewBody');
       expect(bodyOf('/admin/keys', 'post')).toBe('#/components/schemas/CreateKeyBody');
       expect(bodyOf('/admin/keys/{id}/renew', 'post')).toBe('#/components/schemas/RenewBody');
+      expect(bodyOf('/admin/upstreams', 'post')).toBe('#/components/schemas/UpstreamItem');
+      expect(bodyOf('/admin/upstreams/{id}', 'put')).toBe('#/components/schemas/UpstreamReplacement');
+      expect(bodyOf('/admin/upstreams/{id}', 'patch')).toBe('#/components/schemas/UpstreamReplacement');
+      expect(bodyOf('/admin/models', 'post')).toBe('#/components/schemas/ModelItem');
+      expect(bodyOf('/admin/models/{id}', 'patch')).toBe('#/components/schemas/ModelFields');
+      expect(
+        document.components.schemas.UpstreamView.properties.api_key.$ref ?? document.components.schemas.UpstreamView.properties.api_key.allOf?.[0]?.$ref,
+      ).toBe('#/components/schemas/VendorKeyView');
+      expect(document.components.schemas.ModelItem.required).toEqual(['id', 'upstream_model', 'interfaces', 'lines']);
+      expect(queryOf('/admin/audit')).toEqual(['action', 'actor', 'after', 'from', 'item_id', 'item_kind', 'limit', 'to']);
       expect(queryOf('/admin/owners')).toEqual(['after', 'limit']);
       expect(queryOf('/admin/keys')).toEqual(['after', 'limit', 'owner']);
       expect(queryOf('/admin/usage')).toEqual(['after', 'from', 'interface', 'key', 'limit', 'model', 'owner', 'status', 'to']);

@@ -275,9 +275,14 @@ describe('the live catalog through the admin API', () => {
 describe('literal vendor keys, with GATEWAY_SECRET_KEY', () => {
   let gateway: GatewayHarness;
   const secretKey = randomBytes(32);
+  /** Everything the gateway logs, at debug level, Nest's own lines included. */
+  let log = '';
 
   beforeAll(async () => {
-    gateway = await GatewayHarness.start({ settings: { catalog: { ...defaultSettings().catalog, secretKey } } });
+    gateway = await GatewayHarness.start({
+      settings: { catalog: { ...defaultSettings().catalog, secretKey }, logLevel: 'debug' },
+      logDestination: { write: (chunk: string) => (log += chunk) },
+    });
   });
 
   afterAll(async () => {
@@ -308,6 +313,14 @@ describe('literal vendor keys, with GATEWAY_SECRET_KEY', () => {
 
     expect(changed.body).toMatchObject({ timeout_ms: 30000, api_key: { set: true, last4: VENDOR_KEY.slice(-4) }, version: read.body.version + 1 });
     expect(gateway.simulator.requests.at(-1)!.headers.authorization).toBe(`Bearer ${VENDOR_KEY}`);
+  });
+
+  it('writes the vendor key into no log line, at debug level', async () => {
+    const failing = await admin(gateway, 'POST', '/admin/upstreams', { id: 'line-bad', base_url: 'not a url', api_key: VENDOR_KEY });
+
+    expect(failing.status).toBe(400);
+    expect(log.split('\n').filter((line) => line.includes('"call"')).length).toBeGreaterThanOrEqual(2);
+    expect(log).not.toContain(VENDOR_KEY);
   });
 });
 

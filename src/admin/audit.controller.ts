@@ -1,5 +1,6 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AuditPage } from './catalog.views';
 import { AdminGuard } from './admin.guard';
 import { AdminErrors } from './admin-errors';
 import { AdminService } from './admin.service';
@@ -15,6 +16,7 @@ export class AuditController {
   constructor(private readonly admin: AdminService) {}
 
   @Get()
+  @ApiOkResponse({ type: AuditPage })
   @ApiOperation({
     summary: 'List admin changes, newest first',
     description:
