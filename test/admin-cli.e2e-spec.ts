@@ -557,6 +557,19 @@ describe('admin command line', () => {
       ]);
     });
 
+    it("adds a line whose key is a reference to a variable of the replicas', not of the command's environment", async () => {
+      const line = { id: 'cli-line', base_url: 'https://api.vendor.example', api_key: '${CLI_LINE_KEY}' };
+
+      const created = await ok(['upstreams', 'create', '--json', JSON.stringify(line)]);
+      const literal = await cli(['upstreams', 'create', '--json', JSON.stringify({ ...line, id: 'cli-literal', api_key: 'sk-literal-key' })]);
+      const deleted = await ok(['upstreams', 'delete', 'cli-line']);
+
+      expect(created).toMatchObject({ id: 'cli-line', api_key: { set: true, last4: null, reference: '${CLI_LINE_KEY}' }, source: 'admin' });
+      expect(literal).toMatchObject({ code: 1, stdout: '' });
+      expect(literal.stderr).toContain('GATEWAY_SECRET_KEY');
+      expect(deleted).toMatchObject({ id: 'cli-line' });
+    });
+
     it('checks the models of a new key against the stored catalog, without GATEWAY_CONFIG', async () => {
       const accepted = await cli(['keys', 'create', '--owner', 'cli-member', '--models', 'messages-model']);
       const refused = await cli(['keys', 'create', '--owner', 'cli-member', '--models', 'messages-model,no-such-model']);

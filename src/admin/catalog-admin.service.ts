@@ -147,8 +147,10 @@ export class CatalogAdminService {
   private storedKey(apiKey: string): StoredVendorKey {
     const variable = referencedVariable(apiKey);
     if (variable !== undefined) {
-      if (process.env[variable] === undefined)
+      const environment = this.sync.environment;
+      if (environment && environment[variable] === undefined) {
         throw new GatewayError('invalid_request', `api_key: environment variable ${variable} is not set on this replica`);
+      }
       return { reference: apiKey };
     }
     if (!this.sync.secrets.canSeal) {
@@ -169,7 +171,8 @@ export class CatalogAdminService {
   private view(kind: CatalogKind, row: CatalogRow): Body {
     const bookkeeping = { source: row.source, version: row.version, created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() };
     if (kind === 'model') return { ...row.spec, ...bookkeeping };
-    const apiKey: VendorKeyView = { set: Boolean(row.apiKeyLast4), last4: row.apiKeyLast4 || null, reference: row.apiKeyRef ?? null };
+    const set = Boolean(row.apiKeyRef || row.apiKeySealed || row.apiKeyLast4);
+    const apiKey: VendorKeyView = { set, last4: row.apiKeyLast4 || null, reference: row.apiKeyRef ?? null };
     return { ...(row.spec as ItemSpec), api_key: apiKey, ...bookkeeping };
   }
 }
