@@ -315,6 +315,26 @@ describe('literal vendor keys, with GATEWAY_SECRET_KEY', () => {
     expect(gateway.simulator.requests.at(-1)!.headers.authorization).toBe(`Bearer ${VENDOR_KEY}`);
   });
 
+  it('serves a sealed line without its key on a replica lacking GATEWAY_SECRET_KEY, saying why in its log', async () => {
+    let otherLog = '';
+    const other = await GatewayHarness.start({
+      sharing: gateway,
+      settings: { logLevel: 'error' },
+      logDestination: { write: (chunk: string) => (otherLog += chunk) },
+    });
+    try {
+      const refused = await openai(other)
+        .chat.completions.create({ model: 'sealed-model', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: unknown) => error);
+
+      expect(refused).toBeInstanceOf(OpenAI.APIError);
+      expect(gateway.simulator.requests.at(-1)!.headers.authorization).not.toBe(`Bearer ${VENDOR_KEY}`);
+      expect(otherLog).toContain('upstream line line-sealed: its stored vendor key cannot be read: GATEWAY_SECRET_KEY is not set');
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('writes the vendor key into no log line, at debug level', async () => {
     const failing = await admin(gateway, 'POST', '/admin/upstreams', { id: 'line-bad', base_url: 'not a url', api_key: VENDOR_KEY });
 

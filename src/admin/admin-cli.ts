@@ -2,7 +2,7 @@ import { GatewayError } from '../common/gateway-error';
 import type { CatalogKind } from '../catalog/catalog-store';
 import { AdminStore } from './admin-store';
 import type { AdminChanges } from './admin-changes';
-import type { CatalogAdminService } from './catalog-admin.service';
+import { type CatalogAdminService, versionText } from './catalog-admin.service';
 import { auditFilterOf, AuditLog } from './audit-log';
 import { validated } from './admin-validation';
 import { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, MAX_PAGE, UsageListQuery } from './admin.dto';
@@ -260,7 +260,7 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
     case 'models update': {
       const parsed = parse(rest, ['json', 'version']);
       const itemId = one(parsed, `${catalogKind(group)} id`);
-      const fields = { ...jsonObjectOf(required(parsed, 'json')), version: versionFlag(required(parsed, 'version')) };
+      const fields = { ...jsonObjectOf(required(parsed, 'json')), version: versionText(required(parsed, 'version'), '--version') };
       const { catalog } = await database();
       return group === 'upstreams' ? catalog.writeUpstream('patch', fields, actor, itemId) : catalog.writeModel('patch', fields, actor, itemId);
     }
@@ -268,7 +268,7 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
     case 'models delete': {
       const parsed = parse(rest, ['version']);
       const itemId = one(parsed, `${catalogKind(group)} id`);
-      const version = parsed.flags.has('version') ? versionFlag(parsed.flags.get('version')!) : undefined;
+      const version = parsed.flags.has('version') ? versionText(parsed.flags.get('version')!, '--version') : undefined;
       return (await database()).catalog.remove(catalogKind(group), itemId, version, actor);
     }
     default:
@@ -290,11 +290,6 @@ function jsonObjectOf(text: string): Record<string, unknown> {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new GatewayError('invalid_request', '--json: must be a JSON object');
   return value as Record<string, unknown>;
-}
-
-function versionFlag(text: string): number {
-  if (!/^[1-9]\d{0,9}$/.test(text)) throw new GatewayError('invalid_request', '--version: must be a whole number from 1');
-  return Number(text);
 }
 
 function expiryFlag(value: string): Date | null {

@@ -50,10 +50,13 @@ function versionOf(body: Body): number {
 
 /** A version given to a delete as `?version=`: checked when given. */
 export function deleteVersionOf(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const version = Number(text);
-  if (!/^\d+$/.test(text) || version < 1) throw new GatewayError('invalid_request', 'version: must be a whole number from 1');
-  return version;
+  return text === undefined ? undefined : versionText(text, 'version');
+}
+
+/** A version written as text (a query string, a command's flag): a whole number from 1 that the column holds. */
+export function versionText(text: string, field: string): number {
+  if (!/^[1-9]\d{0,8}$/.test(text)) throw new GatewayError('invalid_request', `${field}: must be a whole number from 1`);
+  return Number(text);
 }
 
 /** The item's fields from a body: `version` apart, `id` from the path (a different one in the body is refused). */

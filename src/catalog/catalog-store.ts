@@ -37,7 +37,8 @@ export interface ConfigLine {
   last4: string;
 }
 
-interface Record {
+/** A row as the driver returns it. */
+interface StoredRow {
   id: string;
   spec: ItemSpec;
   source: RecordSource;
@@ -52,7 +53,7 @@ interface Record {
 const TABLE: { [kind in CatalogKind]: string } = { upstream: 'upstream_line', model: 'catalog_model' };
 const WHAT: { [kind in CatalogKind]: string } = { upstream: 'upstream line', model: 'model' };
 
-function rowOf(record: Record): CatalogRow {
+function rowOf(record: StoredRow): CatalogRow {
   return {
     id: record.id,
     spec: record.spec,
@@ -170,8 +171,9 @@ export class CatalogStore {
   async deleteLine(id: string, version: number | undefined): Promise<CatalogRow> {
     return this.write(async (manager) => {
       const row = await this.locked(manager, 'upstream', id, version);
-      const users = (await manager.query(`SELECT id, spec FROM catalog_model ORDER BY id FOR UPDATE`)) as Array<{ id: string; spec: ItemSpec }>;
-      const using = users.filter((model) => linesOf(model.spec).includes(id)).map((model) => model.id);
+      // The models naming the line, locked so none is written to name it meanwhile (writes lock their lines FOR SHARE).
+      const users = (await manager.query(`SELECT id FROM catalog_model WHERE spec->'lines' ? $1 ORDER BY id FOR UPDATE`, [id])) as Array<{ id: string }>;
+      const using = users.map((model) => model.id);
       if (using.length > 0) {
         throw new GatewayError('conflict', `The upstream line ${JSON.stringify(id)} is used by the models ${using.join(', ')}; change or delete them first.`);
       }
@@ -226,13 +228,13 @@ export class CatalogStore {
   }
 
   private created(kind: CatalogKind, id: string, rows: unknown): CatalogRow {
-    const [record] = returnedRows<Record>(rows);
+    const [record] = returnedRows<StoredRow>(rows);
     if (!record) throw new GatewayError('conflict', `The ${WHAT[kind]} ${JSON.stringify(id)} exists already.`);
     return rowOf(record);
   }
 
   private async updated(manager: EntityManager, kind: CatalogKind, id: string, version: number, rows: unknown): Promise<CatalogRow> {
-    const [record] = returnedRows<Record>(rows);
+    const [record] = returnedRows<StoredRow>(rows);
     if (record) return rowOf(record);
     const [current] = await manager.query(`SELECT version FROM ${TABLE[kind]} WHERE id = $1`, [id]);
     if (!current) throw missing(kind, id);

@@ -79,7 +79,7 @@ export class CatalogSync implements OnModuleInit, OnApplicationShutdown {
     if (!path) throw new GatewayError('invalid_request', 'There is no configuration file to read again: the gateway was started without GATEWAY_CONFIG.');
     let config: GatewayConfig;
     try {
-      config = loadGatewayConfigFile(path, process.env);
+      config = loadGatewayConfigFile(path, this.environment);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       this.logger.error(`configuration not reloaded, nothing changed: ${error.message}`);
@@ -150,7 +150,7 @@ export class CatalogSync implements OnModuleInit, OnApplicationShutdown {
   private vendorKey(row: CatalogRow): string {
     if (row.apiKeyRef) {
       const name = referencedVariable(row.apiKeyRef)!;
-      const value = process.env[name];
+      const value = this.environment[name];
       if (value === undefined) this.logger.error(`upstream line ${row.id}: environment variable ${name} is not set on this replica`);
       return value ?? '';
     }
