@@ -4,8 +4,24 @@ module.exports = {
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/test/**/*.spec.ts'],
-  // Transpile only: `npm test` type-checks the whole project with tsc before jest runs.
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.spec.json' }] },
+  // Transpile only, with swc: `npm test` type-checks the whole project with tsc before jest
+  // runs. The options mirror tsconfig.json (ES2022 classes without define semantics, legacy
+  // decorators with the metadata Nest's injection reads).
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        jsc: {
+          parser: { syntax: 'typescript', decorators: true },
+          target: 'es2022',
+          transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+          keepClassNames: true,
+        },
+        module: { type: 'commonjs' },
+        sourceMaps: 'inline',
+      },
+    ],
+  },
   testTimeout: 30000,
   maxWorkers: 2,
 };
