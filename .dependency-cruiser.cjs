@@ -2,7 +2,7 @@
  * Import rules of the source tree (`npm run lint:deps`, run by CI). The folders are the
  * architecture (docs/architecture.md); these rules keep them from growing into each other.
  */
-const FEATURES = '^src/(admin|auth|catalog|chat|forwarding|health|images|metering|observability|speech|translation|upstream|video)/';
+const FEATURES = '^src/(admin|auth|catalog|chat|console|forwarding|health|images|metering|observability|speech|translation|upstream|video)/';
 
 module.exports = {
   forbidden: [
@@ -26,6 +26,20 @@ module.exports = {
       comment: 'common/, config/ and request-body/ sit under every feature and import none of them.',
       from: { path: '^src/(common|config|request-body)/' },
       to: { path: FEATURES },
+    },
+    {
+      name: 'console-page-speaks-only-http',
+      severity: 'error',
+      comment: 'The console page (console/) runs in the browser and knows the server only by its admin API.',
+      from: { path: '^console/' },
+      to: { path: '^(src|test|scripts)/' },
+    },
+    {
+      name: 'server-does-not-import-the-page',
+      severity: 'error',
+      comment: 'The server serves the built page (dist/console) and never imports its sources.',
+      from: { path: '^(src|scripts)/' },
+      to: { path: '^console/' },
     },
     {
       name: 'no-unresolvable',

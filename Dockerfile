@@ -8,6 +8,7 @@ RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY src ./src
 COPY scripts ./scripts
+COPY console ./console
 COPY test/simulator ./test/simulator
 RUN npm run build && npm prune --omit=dev --omit=optional
 

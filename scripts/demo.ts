@@ -8,6 +8,7 @@ import { loadGatewayConfig } from '../src/config/config.loader';
 import { defaultSettings } from '../src/config/gateway-options';
 import { installGracefulShutdown } from '../src/common/graceful-shutdown';
 import { UpstreamSimulator } from '../test/simulator/upstream-simulator';
+import { addSampleHistory } from './demo-history';
 
 const DEMO_KEY = 'gk-demo-0000000000000001';
 const SIMULATOR_KEY = 'simulator-vendor-key';
@@ -61,9 +62,20 @@ owners:
   - id: demo-team
     kind: project
     budget: 10
+  - id: research
+    kind: project
+    budget: 25
+  - id: alice
+    kind: member
 keys:
   - key: ${DEMO_KEY}
     owner: demo-team
+    models: ["*"]
+  - key: gk-demo-research-00000001
+    owner: research
+    models: [demo-chat, demo-embed]
+  - key: gk-demo-alice-0000000001
+    owner: alice
     models: ["*"]
 `;
 }
@@ -74,13 +86,13 @@ async function main(): Promise<void> {
   const simulatorUrl = await simulator.start(Number(process.env.SIMULATOR_PORT ?? 0));
   const config = loadGatewayConfig(demoConfig(simulatorUrl), { SIMULATOR_KEY });
   const adminToken = process.env.ADMIN_TOKEN ?? 'demo-admin-token';
-  const app = await createGatewayApp(
-    { config, database: { dataDir: process.env.DATA_DIR ?? 'memory' }, adminToken, ...defaultSettings(process.env) },
-    { logger: ['error', 'warn'] },
-  );
+  const dataDir = process.env.DATA_DIR ?? 'memory';
+  const app = await createGatewayApp({ config, database: { dataDir }, adminToken, ...defaultSettings(process.env) }, { logger: ['error', 'warn'] });
   installGracefulShutdown(app, 5_000);
   const port = Number(process.env.PORT ?? 8080);
   await app.listen(port, '127.0.0.1');
+  // Sample calls only where nothing is kept: a DATA_DIR on disk holds real records alone.
+  const sampled = dataDir === 'memory' ? await addSampleHistory(app, config) : 0;
   const base = `http://127.0.0.1:${port}`;
   const body = JSON.stringify({ model: 'demo-chat', messages: [{ role: 'user', content: 'Hello, gateway!' }] });
   const videoBody = JSON.stringify({ model: 'demo-video', duration: 6, content: [{ type: 'text', text: 'A paper boat on a pond' }] });
@@ -97,6 +109,7 @@ async function main(): Promise<void> {
       `Model gateway demo on ${base} (upstream simulator at ${simulatorUrl}, embedded database)`,
       `Demo key:    ${DEMO_KEY}`,
       `Admin token: ${adminToken}`,
+      `Console:     ${base}/console/   (sign in with the admin token${sampled > 0 ? `; ${sampled} sample calls of the last week fill its charts` : ''})`,
       '',
       'Try:',
       `  curl -s ${base}/v1/chat/completions -H 'Authorization: Bearer ${DEMO_KEY}' -H 'Content-Type: application/json' -d '${body}'`,

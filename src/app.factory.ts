@@ -20,6 +20,8 @@ import { CallTelemetry } from './observability/call-telemetry';
 import { nestLoggerOf } from './observability/nest-logger';
 import { carryRequestId, TimedServerResponse } from './common/timed-response';
 import { serveAdminDocs } from './admin/admin-docs';
+import { serveConsole } from './console/console-page';
+import { Logger } from '@nestjs/common';
 
 /** SPEC.md: request bodies up to 32 MiB on every endpoint; larger gives 413. */
 export const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -106,7 +108,10 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
   });
   app.useGlobalFilters(new GatewayExceptionFilter());
   answerServerRefusals(app.getHttpServer());
-  if (options.adminToken) serveAdminDocs(app);
+  if (options.adminToken || options.adminTokens?.length) {
+    serveAdminDocs(app);
+    if (!serveConsole(app)) new Logger('Console').warn('The console is not built (npm run build makes dist/console): /console answers 404.');
+  }
   return app;
 }
 

@@ -337,8 +337,23 @@ describe('admin API', () => {
       const { key, ...shown } = created.body;
 
       expect(answer.status).toBe(200);
-      expect(answer.body).toEqual(shown);
+      expect(answer.body).toEqual({ ...shown, last_used_at: null });
       expect(answer.text).not.toContain(key);
+    });
+
+    it('shows when a key was last used: the start of its newest recorded call', async () => {
+      const used = (await admin('POST', '/admin/keys', { owner: 'keyholder', models: ['chat-model'] })).body;
+      const first = await chatCall(gateway.url, used.key);
+      const second = await chatCall(gateway.url, used.key);
+      const newest = (await gateway.usageRecord(second.requestId))!.startedAt.toISOString();
+      expect([first.status, second.status]).toEqual([200, 200]);
+
+      const shown = await admin('GET', `/admin/keys/${used.id}`);
+      const listed = await admin('GET', '/admin/keys?owner=keyholder&limit=1000');
+
+      expect(shown.body.last_used_at).toBe(newest);
+      expect(listed.body.data.find((item: { id: string }) => item.id === used.id).last_used_at).toBe(newest);
+      expect(listed.body.data.find((item: { id: string }) => item.id === created.body.id).last_used_at).toBeNull();
     });
 
     it("lists an owner's keys in creation order, page by page, prefix only", async () => {
@@ -668,9 +683,18 @@ describe('admin API', () => {
       '/admin/models/{id}': ['delete', 'get', 'patch', 'put'],
       '/admin/reload': ['post'],
       '/admin/audit': ['get'],
+      '/admin/session': ['delete', 'get', 'post'],
+      '/admin/usage/minutes': ['get'],
+      '/admin/lines': ['get'],
+      '/admin/video-tasks': ['get'],
+    };
+    /** Who may call a route: a bearer token or the console's cookie; the sign-in itself needs neither. */
+    const securityOf = (path: string, method: string) => {
+      if (path === '/admin/session') return method === 'post' ? undefined : [{ gateway_console: [] }];
+      return [{ bearer: [] }, { gateway_console: [] }];
     };
 
-    it('lists every admin route, and nothing else, each behind the bearer token', async () => {
+    it('lists every admin route, and nothing else, each behind the bearer token or the console cookie', async () => {
       const answer = await httpCall(gateway.url, 'GET', '/admin/docs/openapi.json', undefined, {});
 
       expect(answer.status).toBe(200);
@@ -679,10 +703,15 @@ describe('admin API', () => {
       for (const [path, methods] of Object.entries(PATHS)) {
         expect({ path, methods: Object.keys(document.paths[path]).sort() }).toEqual({ path, methods });
         for (const method of methods) {
-          expect({ path, method, security: document.paths[path][method].security }).toEqual({ path, method, security: [{ bearer: [] }] });
+          const security = document.paths[path][method].security?.map((scheme: object) => Object.keys(scheme)[0]).sort();
+          const expected = securityOf(path, method)
+            ?.map((scheme) => Object.keys(scheme)[0])
+            .sort();
+          expect({ path, method, security }).toEqual({ path, method, security: expected });
         }
       }
       expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+      expect(document.components.securitySchemes.gateway_console).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'gateway_console' });
     });
 
     it('describes the request bodies, query parameters and answers with the DTO schemas', async () => {

@@ -3,6 +3,7 @@ import type { UsageRecordRow } from '../src/admin/usage-query';
 import { UsageRetention } from '../src/metering/usage-retention.service';
 import { GatewayHarness } from './support/gateway-harness';
 import { Answer, httpCall } from './support/admin-kit';
+import { KEYS, VENDOR_KEY } from './support/test-config';
 
 /**
  * Usage storage through the admin API: the record listing and its filters and
@@ -478,6 +479,63 @@ describe('admin API: usage records and daily totals', () => {
       expect((await admin('/admin/usage/old-1')).status).toBe(404);
       expect(ids(await admin(`/admin/usage?to=${iso(now - 30 * DAY_MS)}`))).toEqual([]);
       expect(await gateway.app.get(UsageRetention).runOnce()).toBe(0);
+    });
+  });
+
+  describe('calls per minute', () => {
+    it('counts the calls, failed calls and cost of each recent minute of an owner, oldest first, leaving out minutes without calls', async () => {
+      const thisMinute = Math.floor(Date.now() / 60_000) * 60_000;
+      await insertRecords(gateway, [
+        { requestId: 'minute-1', keyId: keys.solo, ownerId: 'minute-team', startedAt: thisMinute - 5 * 60_000 + 1_000, costNano: 10n },
+        { requestId: 'minute-2', keyId: keys.solo, ownerId: 'minute-team', startedAt: thisMinute - 5 * 60_000 + 59_000, status: 502, costNano: 0n },
+        { requestId: 'minute-3', keyId: keys.solo, ownerId: 'minute-team', startedAt: thisMinute + 10, costNano: 7n },
+        { requestId: 'minute-old', keyId: keys.solo, ownerId: 'minute-team', startedAt: thisMinute - 20 * 60_000, costNano: 1n },
+      ]);
+
+      const answer = await admin('/admin/usage/minutes?minutes=10&owner=minute-team');
+
+      expect(answer.status).toBe(200);
+      expect(answer.body.data).toEqual([
+        { minute: iso(thisMinute - 5 * 60_000), calls: 2, failed_calls: 1, cost: 0.00000001, cost_nano: '10' },
+        { minute: iso(thisMinute), calls: 1, failed_calls: 0, cost: 0.000000007, cost_nano: '7' },
+      ]);
+      expect((await admin('/admin/usage/minutes?minutes=30&owner=minute-team')).body.data).toHaveLength(3);
+    });
+
+    it('refuses a window over a day with 400 naming the field', async () => {
+      const answer = await admin('/admin/usage/minutes?minutes=1441');
+
+      expect([answer.status, answer.body.error.message]).toEqual([400, expect.stringMatching(/^minutes: /)]);
+    });
+  });
+
+  describe('lines', () => {
+    it('lists every line of the catalog with its calls in flight, its limit and whether it is cooling, never its key', async () => {
+      const dead = await httpCall(
+        gateway.url,
+        'POST',
+        '/v1/chat/completions',
+        { model: 'dead-model', messages: [{ role: 'user', content: 'hi' }] },
+        { authorization: `Bearer ${KEYS.all}` },
+      );
+      expect(dead.status).toBe(502);
+
+      const answer = await admin('/admin/lines');
+
+      expect(answer.status).toBe(200);
+      expect(answer.body.data.map((line: { id: string }) => line.id)).toEqual(['line-a', 'line-b', 'line-dead', 'line-narrow']);
+      expect(answer.body.data).toContainEqual({
+        id: 'line-narrow',
+        base_url: gateway.simulatorUrl,
+        in_flight: 0,
+        max_concurrency: 1,
+        cooling: false,
+        cooling_until: null,
+      });
+      expect(answer.body.data).toContainEqual(
+        expect.objectContaining({ id: 'line-dead', cooling: true, cooling_until: expect.stringMatching(/Z$/), max_concurrency: null }),
+      );
+      expect(answer.text).not.toContain(VENDOR_KEY);
     });
   });
 });

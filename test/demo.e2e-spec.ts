@@ -105,6 +105,29 @@ describe('npm run demo', () => {
     const ids = (JSON.parse(stdout) as { data: Array<{ id: string }> }).data.map((model) => model.id);
     expect(ids).toEqual(expect.arrayContaining(['demo-chat', 'demo-messages', 'demo-embed', 'demo-image', 'demo-image-c', 'demo-speech']));
   });
+
+  it("prints the console's address and admin token, and the console holds a week of sample calls that its owners' spend equals", async () => {
+    const consoleUrl = /Console:\s+(\S+)/.exec(output)?.[1] ?? '';
+    const token = /Admin token:\s+(\S+)/.exec(output)?.[1] ?? '';
+    const base = consoleUrl.replace(/\/console\/$/, '');
+    const admin = async (path: string): Promise<any> => (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } })).json();
+    const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
+
+    const page = await fetch(consoleUrl);
+    const totals: Array<{ day: string; owner: string; cost_nano: string }> = (await admin(`/admin/usage/daily?from=${day(7)}&to=${day(0)}&group_by=owner`))
+      .data;
+    const owners: Array<{ id: string; spent_nano: string }> = (await admin('/admin/owners')).data;
+
+    expect(page.status).toBe(200);
+    expect(output).toMatch(/Console:.*sample calls of the last week/);
+    expect(new Set(totals.map((total) => total.day)).size).toBeGreaterThanOrEqual(7);
+    for (const owner of ['demo-team', 'research', 'alice']) {
+      const recorded = totals.filter((total) => total.owner === owner).reduce((sum, total) => sum + BigInt(total.cost_nano), 0n);
+      expect({ owner, recorded: recorded > 0n }).toEqual({ owner, recorded: true });
+      // demo-team's video task of an earlier test may settle meanwhile; the others have sample calls only.
+      if (owner !== 'demo-team') expect({ owner, spent: BigInt(owners.find((item) => item.id === owner)!.spent_nano) }).toEqual({ owner, spent: recorded });
+    }
+  });
 });
 
 describe('Dockerfile', () => {

@@ -404,6 +404,37 @@ describe('video tasks', () => {
     expect(await lookup.json()).toMatchObject({ request_id: requestId, interface: 'video_c', cost_nano: String(4n * VIDEO_C_PER_SECOND) });
   });
 
+  it('GET /admin/video-tasks lists a task as open with its reservation, then as settled with its cost', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN_FOR_TESTS}` };
+    const list = async (query: string) => (await call(gateway, 'GET', `/admin/video-tasks?owner=team-a&${query}`, undefined, undefined, admin)).body;
+    const submitted = await submitC(VIDEO_KEYS.teamA1, { duration: 3 });
+    const taskId: string = submitted.body.task_id;
+
+    const open = await list('state=open');
+    expect(open.data[0]).toMatchObject({
+      id: taskId,
+      owner_id: 'team-a',
+      interface: 'video_c',
+      model: 'video-c',
+      submit_request_id: submitted.headers.get('x-request-id'),
+      reserved_nano: String(3n * VIDEO_C_PER_SECOND),
+      settled_at: null,
+      cost: null,
+    });
+    expect((await list('state=settled')).data.map((task: { id: string }) => task.id)).not.toContain(taskId);
+
+    gateway.simulator.video.succeed(gateway.simulator.video.last()!.id);
+    expect((await call(gateway, 'GET', VENDOR_C.query(taskId), VIDEO_KEYS.teamA1)).status).toBe(200);
+
+    const settled = await list('state=settled&limit=1');
+    expect(settled.data).toEqual([
+      expect.objectContaining({ id: taskId, settlement: 'usage', cost_nano: String(3n * VIDEO_C_PER_SECOND), status: 'succeeded' }),
+    ]);
+    expect((await list('state=open')).data.map((task: { id: string }) => task.id)).not.toContain(taskId);
+    const bad = await call(gateway, 'GET', '/admin/video-tasks?state=done', undefined, undefined, admin);
+    expect([bad.status, bad.body.error.message]).toEqual([400, 'state: must be open or settled']);
+  });
+
   it('money stays exact: nano-units per currency unit', () => {
     expect(VIDEO_C_PER_SECOND * 20n).toBe(NANO);
   });

@@ -50,6 +50,14 @@ export class CreateOwnerBody {
   budget?: number | string | null;
 }
 
+export class SignInBody {
+  @ApiProperty({ description: 'ADMIN_TOKEN or one of ADMIN_TOKENS. Sent in the body, never in a URL.' })
+  @MaxLength(4096)
+  @IsString()
+  @IsDefined(REQUIRED)
+  token!: string;
+}
+
 export class UpdateOwnerBody {
   @ApiProperty({ oneOf: [{ type: 'number' }, { type: 'string' }], nullable: true, description: `${AMOUNT_DOC} null: unlimited.` })
   @ValidateIf((_, value) => value !== null)
@@ -166,9 +174,9 @@ export class AuditQuery extends PageQuery {
   @IsString()
   action?: string;
 
-  @ApiPropertyOptional({ enum: ['owner', 'key', 'upstream', 'model', 'config'] })
+  @ApiPropertyOptional({ enum: ['owner', 'key', 'upstream', 'model', 'config', 'session'] })
   @IsOptional()
-  @IsIn(['owner', 'key', 'upstream', 'model', 'config'], { message: 'must be owner, key, upstream, model or config' })
+  @IsIn(['owner', 'key', 'upstream', 'model', 'config', 'session'], { message: 'must be owner, key, upstream, model, config or session' })
   item_kind?: string;
 
   @ApiPropertyOptional({ description: 'The id of the owner, key, line or model.' })
@@ -186,6 +194,41 @@ export class AuditQuery extends PageQuery {
   @IsOptional()
   @IsString()
   to?: string;
+}
+
+export class MinutesQuery {
+  @ApiPropertyOptional({ default: 180, minimum: 1, maximum: 1440, description: 'How many minutes back from now.' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'must be a whole number' })
+  @Min(1)
+  @Max(1440)
+  minutes?: number;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  owner?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  model?: string;
+}
+
+export class VideoTaskQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: ['open', 'settled'], description: '`open`: not settled yet (reserved); `settled`: billed or released.' })
+  @IsOptional()
+  @IsIn(['open', 'settled'], { message: 'must be open or settled' })
+  state?: 'open' | 'settled';
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  owner?: string;
 }
 
 export class DailyQuery {

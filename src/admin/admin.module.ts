@@ -11,17 +11,39 @@ import { UsageController } from './usage.controller';
 import { CatalogModelsController, ReloadController, UpstreamsController } from './catalog.controller';
 import { CatalogAdminService } from './catalog-admin.service';
 import { AuditController } from './audit.controller';
+import { ConsoleSessions } from './console-sessions';
+import { SessionController } from './session.controller';
+import { LinesController, VideoTasksController } from './operations.controller';
+import { UpstreamModule } from '../upstream/upstream.module';
+import { CONSOLE_SETTINGS, ConsoleSettings } from '../config/settings/console.settings';
 
 @Module({
-  imports: [CatalogModule],
-  controllers: [OwnersController, KeysController, UsageController, UpstreamsController, CatalogModelsController, ReloadController, AuditController],
+  imports: [CatalogModule, UpstreamModule],
+  controllers: [
+    SessionController,
+    OwnersController,
+    KeysController,
+    UsageController,
+    UpstreamsController,
+    CatalogModelsController,
+    ReloadController,
+    AuditController,
+    LinesController,
+    VideoTasksController,
+  ],
   providers: [
     AdminGuard,
     AdminService,
+    { provide: AuditLog, useFactory: (dataSource: DataSource) => new AuditLog(dataSource), inject: [DataSource] },
+    {
+      provide: ConsoleSessions,
+      useFactory: (dataSource: DataSource, settings: ConsoleSettings) => new ConsoleSessions(dataSource, settings.sessionTtlMs),
+      inject: [DataSource, CONSOLE_SETTINGS],
+    },
     {
       provide: CatalogAdminService,
-      useFactory: (sync: CatalogSync, dataSource: DataSource) => new CatalogAdminService(sync, new AuditLog(dataSource)),
-      inject: [CatalogSync, DataSource],
+      useFactory: (sync: CatalogSync, audit: AuditLog) => new CatalogAdminService(sync, audit),
+      inject: [CatalogSync, AuditLog],
     },
   ],
   exports: [CatalogAdminService],

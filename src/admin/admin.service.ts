@@ -9,8 +9,8 @@ import { amountOf, expiryOf, keyScope, unknownModels } from './admin-values';
 import { UsageReads } from './usage-reads';
 import { AuditLog, auditFilterOf } from './audit-log';
 import { AdminChanges } from './admin-changes';
-import type { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, KeyListQuery, PageQuery, UsageListQuery } from './admin.dto';
-import { CreatedKeyView, keyView, ownerView } from './admin.views';
+import type { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, KeyListQuery, MinutesQuery, PageQuery, UsageListQuery } from './admin.dto';
+import { CreatedKeyView, keyView, ListedKeyView, ownerView } from './admin.views';
 
 const DEFAULT_PAGE = 100;
 
@@ -72,12 +72,18 @@ export class AdminService {
   }
 
   async key(id: string) {
-    return keyView(await this.store.key(id));
+    const [listed] = await this.withLastUse([await this.store.key(id)]);
+    return listed;
   }
 
   async keys(query: KeyListQuery) {
     const page = await this.store.keys(query.owner, query.limit ?? DEFAULT_PAGE, query.after);
-    return { data: page.rows.map(keyView), next: page.next };
+    return { data: await this.withLastUse(page.rows), next: page.next };
+  }
+
+  private async withLastUse(keys: KeyRow[]): Promise<ListedKeyView[]> {
+    const lastUses = await this.usage.lastUses(keys.map((key) => key.id));
+    return keys.map((key) => ({ ...keyView(key), last_used_at: lastUses.get(key.id)?.toISOString() ?? null }));
   }
 
   setEnabled(id: string, enabled: boolean, actor: string) {
@@ -106,6 +112,10 @@ export class AdminService {
 
   dailyTotals(query: DailyQuery) {
     return this.usage.dailyTotals(query);
+  }
+
+  minuteTotals(query: MinutesQuery) {
+    return this.usage.minuteTotals(query);
   }
 
   private async changed(change: Promise<KeyRow>) {

@@ -55,6 +55,15 @@ export class KeyView {
   @ApiProperty() updated_at!: string;
 }
 
+export class ListedKeyView extends KeyView {
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Start of the newest call recorded with the key; null when none is (or all were deleted by retention).',
+  })
+  last_used_at!: string | null;
+}
+
 export class CreatedKeyView extends KeyView {
   @ApiProperty({ description: 'The key. Shown in this answer only: store it now.' }) key!: string;
 }
@@ -79,7 +88,7 @@ export class OwnerPage {
 }
 
 export class KeyPage {
-  @ApiProperty({ type: [KeyView] }) data!: KeyView[];
+  @ApiProperty({ type: [ListedKeyView] }) data!: ListedKeyView[];
   @ApiProperty({ type: String, nullable: true }) next!: string | null;
 }
 

@@ -4,7 +4,7 @@ import { expiryOf } from './admin-values';
 import type { AuditQuery } from './admin.dto';
 
 /** What an admin change is about. */
-export type AuditItemKind = 'owner' | 'key' | 'upstream' | 'model' | 'config';
+export type AuditItemKind = 'owner' | 'key' | 'upstream' | 'model' | 'config' | 'session';
 
 /** One admin change, as stored: items as the admin API shows them, so secrets are already masked. */
 export interface AuditEntry {

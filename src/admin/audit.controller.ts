@@ -1,7 +1,8 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCookieAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AuditPage } from './catalog.views';
 import { AdminGuard } from './admin.guard';
+import { SESSION_COOKIE } from './console-sessions';
 import { AdminErrors } from './admin-errors';
 import { AdminService } from './admin.service';
 import { AuditQuery } from './admin.dto';
@@ -9,6 +10,7 @@ import { Validated } from './admin-validation';
 
 @ApiTags('audit')
 @ApiBearerAuth()
+@ApiCookieAuth(SESSION_COOKIE)
 @AdminErrors()
 @Controller('admin/audit')
 @UseGuards(AdminGuard)

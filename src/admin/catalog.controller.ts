@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCookieAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ModelFields, ModelItem, ModelList, ModelView, ReloadView, UpstreamItem, UpstreamList, UpstreamReplacement, UpstreamView } from './catalog.views';
 import { Actor, AdminGuard } from './admin.guard';
+import { SESSION_COOKIE } from './console-sessions';
 import { AdminErrors } from './admin-errors';
 import { JsonObjectBody } from './admin-validation';
 import { CatalogAdminService, deleteVersionOf } from './catalog-admin.service';
@@ -11,6 +12,7 @@ const VERSIONED = 'The body carries the `version` of the item as read; another o
 
 @ApiTags('catalog')
 @ApiBearerAuth()
+@ApiCookieAuth(SESSION_COOKIE)
 @AdminErrors()
 @Controller('admin/upstreams')
 @UseGuards(AdminGuard)
@@ -69,6 +71,7 @@ export class UpstreamsController {
 
 @ApiTags('catalog')
 @ApiBearerAuth()
+@ApiCookieAuth(SESSION_COOKIE)
 @AdminErrors()
 @Controller('admin/models')
 @UseGuards(AdminGuard)
@@ -124,6 +127,7 @@ export class CatalogModelsController {
 
 @ApiTags('catalog')
 @ApiBearerAuth()
+@ApiCookieAuth(SESSION_COOKIE)
 @AdminErrors()
 @Controller('admin/reload')
 @UseGuards(AdminGuard)

@@ -97,7 +97,7 @@ export class AuditEntryView {
   @ApiProperty() at!: string;
   @ApiProperty({ example: 'alice', description: 'The admin token\'s name, "command line (<user>)" or "SIGHUP".' }) actor!: string;
   @ApiProperty({ example: 'model.update' }) action!: string;
-  @ApiProperty({ enum: ['owner', 'key', 'upstream', 'model', 'config'] }) item_kind!: string;
+  @ApiProperty({ enum: ['owner', 'key', 'upstream', 'model', 'config', 'session'] }) item_kind!: string;
   @ApiProperty({ type: String, nullable: true }) item_id!: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'The item before, as the admin API shows it.' }) before!: unknown;
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'The item after, as the admin API shows it.' }) after!: unknown;

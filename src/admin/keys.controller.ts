@@ -1,16 +1,18 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCookieAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Actor, AdminGuard } from './admin.guard';
+import { SESSION_COOKIE } from './console-sessions';
 import { AdminService } from './admin.service';
 import { CreateKeyBody, KeyListQuery, RenewBody } from './admin.dto';
 import { Validated } from './admin-validation';
-import { CreatedKeyView, KeyPage, KeyView } from './admin.views';
+import { CreatedKeyView, KeyPage, KeyView, ListedKeyView } from './admin.views';
 import { AdminErrors } from './admin-errors';
 
 const TTL_NOTE = 'Takes effect at once on the replica that answers and within KEY_CACHE_TTL_MS on the others.';
 
 @ApiTags('keys')
 @ApiBearerAuth()
+@ApiCookieAuth(SESSION_COOKIE)
 @AdminErrors()
 @Controller('admin/keys')
 @UseGuards(AdminGuard)
@@ -36,7 +38,7 @@ export class KeysController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Show a key' })
-  @ApiOkResponse({ type: KeyView })
+  @ApiOkResponse({ type: ListedKeyView })
   show(@Param('id') id: string) {
     return this.admin.key(id);
   }

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCookieAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Actor, AdminGuard } from './admin.guard';
+import { SESSION_COOKIE } from './console-sessions';
 import { AdminService } from './admin.service';
 import { CreateOwnerBody, PageQuery, RenewBody, UpdateOwnerBody } from './admin.dto';
 import { Validated } from './admin-validation';
@@ -9,6 +10,7 @@ import { AdminErrors } from './admin-errors';
 
 @ApiTags('owners')
 @ApiBearerAuth()
+@ApiCookieAuth(SESSION_COOKIE)
 @AdminErrors()
 @Controller('admin/owners')
 @UseGuards(AdminGuard)

@@ -28,6 +28,14 @@ export interface DailyTotal {
   usage: Record<string, number>;
 }
 
+/** Calls started in one minute. */
+export interface MinuteTotal {
+  minute: Date;
+  calls: number;
+  failedCalls: number;
+  costNano: bigint;
+}
+
 /** A usage_record row as the driver returns it. */
 export interface UsageRecordRow {
   request_id: string;
@@ -72,18 +80,18 @@ function usageRowOf(row: UsageRecordRow): UsageRow {
   };
 }
 
-/** `<started_at ISO>_<request id>` of the last row of a page; records are listed newest first. */
-function cursorOf(row: UsageRow): string {
-  return `${row.startedAt.toISOString()}_${row.requestId}`;
+/** `<time ISO>_<id>` of the last row of a page listed newest first (records, video tasks). */
+export function timeCursor(at: Date, id: string): string {
+  return `${at.toISOString()}_${id}`;
 }
 
-function parseCursor(after: string): { startedAt: string; requestId: string } {
+export function parseTimeCursor(after: string): { at: string; id: string } {
   const separator = after.indexOf('_');
-  const startedAt = after.slice(0, separator);
-  if (separator < 0 || Number.isNaN(Date.parse(startedAt)) || new Date(startedAt).toISOString() !== startedAt) {
+  const at = after.slice(0, separator);
+  if (separator < 0 || Number.isNaN(Date.parse(at)) || new Date(at).toISOString() !== at) {
     throw new GatewayError('invalid_request', 'after: not a cursor this API gave out (use the `next` value of the previous page).');
   }
-  return { startedAt, requestId: after.slice(separator + 1) };
+  return { at, id: after.slice(separator + 1) };
 }
 
 /** Sums figure maps (numbers), for totals taken over several owners. */
@@ -117,8 +125,8 @@ export class UsageQuery {
     if (filter.from) where((p) => `started_at >= ${p}`, filter.from);
     if (filter.to) where((p) => `started_at < ${p}`, filter.to);
     if (after !== undefined) {
-      const cursor = parseCursor(after);
-      values.push(cursor.startedAt, cursor.requestId);
+      const cursor = parseTimeCursor(after);
+      values.push(cursor.at, cursor.id);
       conditions.push(`(started_at, request_id) < ($${values.length - 1}::timestamptz, $${values.length})`);
     }
     values.push(limit + 1);
@@ -130,7 +138,8 @@ export class UsageQuery {
     const records = rows.map(usageRowOf);
     if (records.length <= limit) return { rows: records, next: null };
     const page = records.slice(0, limit);
-    return { rows: page, next: cursorOf(page[page.length - 1]) };
+    const last = page[page.length - 1];
+    return { rows: page, next: timeCursor(last.startedAt, last.requestId) };
   }
 
   /**
@@ -161,5 +170,35 @@ export class UsageQuery {
       addFigures(total.usage, row.usage);
     }
     return [...totals.values()];
+  }
+
+  /** Calls per minute since `since` (minutes without calls are left out), oldest first. */
+  async minutes(since: Date, filter: { ownerId?: string; model?: string }): Promise<MinuteTotal[]> {
+    const rows = await this.dataSource.query<Array<{ minute: Date | string; calls: string; failed_calls: string; cost_nano: string }>>(
+      `SELECT date_trunc('minute', started_at) AS minute, count(*) AS calls, count(*) FILTER (WHERE status >= 400) AS failed_calls,
+          sum(cost_nano) AS cost_nano
+        FROM usage_record WHERE started_at >= $1 AND ($2::varchar IS NULL OR owner_id = $2) AND ($3::varchar IS NULL OR model = $3)
+        GROUP BY 1 ORDER BY 1`,
+      [since, filter.ownerId ?? null, filter.model ?? null],
+    );
+    return rows.map((row) => ({
+      minute: new Date(row.minute),
+      calls: Number(row.calls),
+      failedCalls: Number(row.failed_calls),
+      costNano: BigInt(row.cost_nano),
+    }));
+  }
+
+  /**
+   * When each key was last used: the start of its newest record (null for none left). One
+   * index probe per key (key_id, started_at), however many records a key has.
+   */
+  async lastUses(keyIds: string[]): Promise<Map<string, Date | null>> {
+    if (keyIds.length === 0) return new Map();
+    const rows = await this.dataSource.query<Array<{ id: string; last_used_at: Date | string | null }>>(
+      `SELECT key.id, (SELECT max(started_at) FROM usage_record WHERE key_id = key.id) AS last_used_at FROM unnest($1::uuid[]) AS key(id)`,
+      [keyIds],
+    );
+    return new Map(rows.map((row) => [row.id, row.last_used_at === null ? null : new Date(row.last_used_at)]));
   }
 }

@@ -3,12 +3,14 @@ import { GatewayError } from '../common/gateway-error';
 import type { UsageDraft } from '../metering/usage-draft';
 import { expiryOf } from './admin-values';
 import { UsageFilter, UsageQuery } from './usage-query';
-import type { DailyQuery, UsageListQuery } from './admin.dto';
+import type { DailyQuery, MinutesQuery, UsageListQuery } from './admin.dto';
 import { dailyView, usageView } from './admin.views';
+import { minuteView } from './operations.views';
 
 const DEFAULT_PAGE = 100;
 const MAX_DAYS = 366;
 const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
 
 function instantOf(value: string | undefined, field: string): Date | undefined {
   return value === undefined ? undefined : expiryOf(value, field)!;
@@ -74,5 +76,16 @@ export class UsageReads {
     if ((to - from) / DAY_MS >= MAX_DAYS) throw new GatewayError('invalid_request', `to: at most ${MAX_DAYS} days after from`);
     const totals = await this.usage.daily(query, { ownerId: query.owner, model: query.model }, query.group_by === 'owner');
     return { data: totals.map(dailyView) };
+  }
+
+  lastUses(keyIds: string[]) {
+    return this.usage.lastUses(keyIds);
+  }
+
+  /** Calls per minute over the last `minutes` minutes (default 180). */
+  async minuteTotals(query: MinutesQuery, now: Date = new Date()) {
+    const since = new Date(Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS - ((query.minutes ?? 180) - 1) * MINUTE_MS);
+    const totals = await this.usage.minutes(since, { ownerId: query.owner, model: query.model });
+    return { data: totals.map(minuteView) };
   }
 }

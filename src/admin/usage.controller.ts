@@ -1,14 +1,17 @@
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCookieAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminGuard } from './admin.guard';
+import { SESSION_COOKIE } from './console-sessions';
 import { AdminService } from './admin.service';
-import { DailyQuery, UsageListQuery } from './admin.dto';
+import { DailyQuery, MinutesQuery, UsageListQuery } from './admin.dto';
 import { Validated } from './admin-validation';
 import { DailyTotals, UsagePage, UsageRecordView } from './admin.views';
 import { AdminErrors } from './admin-errors';
+import { MinuteTotals } from './operations.views';
 
 @ApiTags('usage')
 @ApiBearerAuth()
+@ApiCookieAuth(SESSION_COOKIE)
 @AdminErrors()
 @Controller('admin/usage')
 @UseGuards(AdminGuard)
@@ -30,6 +33,16 @@ export class UsageController {
   @ApiOkResponse({ type: DailyTotals })
   daily(@Query(new Validated(DailyQuery, 'query')) query: DailyQuery) {
     return this.admin.dailyTotals(query);
+  }
+
+  @Get('minutes')
+  @ApiOperation({
+    summary: 'Calls, failed calls and cost per minute over the last hours',
+    description: 'Counted from the usage records (records still queued on a replica arrive within USAGE_FLUSH_INTERVAL_MS).',
+  })
+  @ApiOkResponse({ type: MinuteTotals })
+  minutes(@Query(new Validated(MinutesQuery, 'query')) query: MinutesQuery) {
+    return this.admin.minuteTotals(query);
   }
 
   @Get(':requestId')

@@ -15,6 +15,7 @@ function openaiType(code: GatewayErrorCode): string {
     case 'insufficient_quota':
       return 'insufficient_quota';
     case 'model_not_allowed':
+    case 'forbidden':
       return 'permission_error';
     case 'model_not_found':
     case 'not_found':
@@ -47,6 +48,7 @@ function messagesType(code: GatewayErrorCode): string {
     case 'insufficient_quota':
       return 'billing_error';
     case 'model_not_allowed':
+    case 'forbidden':
       return 'permission_error';
     case 'model_not_found':
     case 'not_found':
@@ -81,6 +83,7 @@ function generateContentStatus(code: GatewayErrorCode): string {
     case 'rate_limit_exceeded':
       return 'RESOURCE_EXHAUSTED';
     case 'model_not_allowed':
+    case 'forbidden':
       return 'PERMISSION_DENIED';
     case 'model_not_found':
     case 'not_found':
@@ -114,6 +117,7 @@ function speechStatusCode(code: GatewayErrorCode): number {
       return 2013;
     case 'invalid_api_key':
     case 'model_not_allowed':
+    case 'forbidden':
       return 1004;
     case 'insufficient_quota':
       return 1008;

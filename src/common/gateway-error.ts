@@ -8,6 +8,7 @@ export type GatewayErrorCode =
   | 'invalid_api_key'
   | 'insufficient_quota'
   | 'model_not_allowed'
+  | 'forbidden'
   | 'model_not_found'
   | 'not_found'
   | 'conflict'
@@ -39,6 +40,7 @@ export function statusOf(code: GatewayErrorCode): number {
     case 'insufficient_quota':
       return 402;
     case 'model_not_allowed':
+    case 'forbidden':
       return 403;
     case 'model_not_found':
     case 'not_found':

@@ -12,6 +12,7 @@ import type { LineSettings } from './settings/upstream.settings';
 import { CatalogSettings, secretKeyFrom } from './settings/catalog.settings';
 import type { TranslationSettings } from './settings/translation.settings';
 import type { VideoSettings } from './settings/video.settings';
+import type { ConsoleSettings } from './settings/console.settings';
 import { numberFrom, positiveWholeFrom } from './env-numbers';
 
 /** Everything a gateway process is started with: the config file plus environment settings. */
@@ -32,6 +33,7 @@ export interface GatewayOptions {
   catalog: CatalogSettings;
   translation: TranslationSettings;
   video: VideoSettings;
+  console: ConsoleSettings;
   /** Level of the JSON log (`LOG_LEVEL`): call lines are `info` (`warn` for 5xx). */
   logLevel: LogLevelName;
 }
@@ -167,6 +169,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       claimBatchSize: positiveWholeFrom(env, 'VIDEO_CLAIM_BATCH_SIZE', 20),
       submitLostAfterMs: numberFrom(env, 'VIDEO_SUBMIT_LOST_AFTER_MS', 900_000),
     },
+    console: { sessionTtlMs: positiveWholeFrom(env, 'CONSOLE_SESSION_HOURS', 12) * 3_600_000 },
     logLevel: logLevelFrom(env),
   };
 }

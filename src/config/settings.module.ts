@@ -11,6 +11,7 @@ import { CATALOG_SETTINGS } from './settings/catalog.settings';
 import { TRANSLATION_SETTINGS } from './settings/translation.settings';
 import { Clock } from '../common/clock';
 import { VIDEO_SETTINGS } from './settings/video.settings';
+import { CONSOLE_SETTINGS } from './settings/console.settings';
 
 /** The process's options and the clock, available to every module. */
 @Global()
@@ -29,6 +30,7 @@ export class SettingsModule {
       { provide: CATALOG_SETTINGS, useValue: options.catalog },
       { provide: TRANSLATION_SETTINGS, useValue: options.translation },
       { provide: VIDEO_SETTINGS, useValue: options.video },
+      { provide: CONSOLE_SETTINGS, useValue: options.console },
       Clock,
     ];
     return { module: SettingsModule, providers, exports: providers.map((provider) => ('provide' in provider ? provider.provide : provider)) };

@@ -10,6 +10,7 @@ import { UsageTotals1764400000000 } from './migrations/1764400000000-UsageTotals
 import { Catalog1764700000000 } from './migrations/1764700000000-Catalog';
 import { AdminAudit1764800000000 } from './migrations/1764800000000-AdminAudit';
 import { VideoTaskPricing1764900000000 } from './migrations/1764900000000-VideoTaskPricing';
+import { ConsoleSessions1765000000000 } from './migrations/1765000000000-ConsoleSessions';
 import type { DatabaseSettings } from '../config/settings/database.settings';
 import { embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
 
@@ -21,6 +22,7 @@ export const MIGRATIONS = [
   Catalog1764700000000,
   AdminAudit1764800000000,
   VideoTaskPricing1764900000000,
+  ConsoleSessions1765000000000,
 ];
 
 export async function dataSourceOptions(settings: DatabaseSettings): Promise<DataSourceOptions> {

@@ -1,0 +1,437 @@
+import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
+import { changeModel, createModel, type ModelBody } from '../api';
+import { useAction } from '../hooks';
+import { Checks, positiveInteger, priceNamesIn, problemsOf } from '../problems';
+import { type CatalogModelView, INTERFACE_NAMES, METERED_PRICES, PRICE_NAMES, PRICE_UNITS, type PriceName } from '../types';
+import { Conflict, FromFileNote } from './CatalogNotes';
+import { describedBy, FieldProblem, FormProblemsAlert, useFocusFirstProblem } from './FormProblems';
+
+const FIELDS = ['id', 'upstream_model', 'interfaces', 'lines', 'capabilities', 'max_tokens', 'prices', 'price_tiers'] as const;
+
+interface PriceRow {
+  /** A stable key for the row, so typing in one row never moves another. */
+  key: number;
+  name: string;
+  amount: string;
+}
+
+interface Draft {
+  id: string;
+  upstream_model: string;
+  interfaces: string[];
+  /** In the order they are tried. */
+  lines: string[];
+  image_input: boolean;
+  max_tokens: string;
+  prices: PriceRow[];
+  /** `price_tiers` as JSON text. */
+  tiers: string;
+}
+
+let nextRowKey = 1;
+
+function draftOf(model: CatalogModelView | undefined): Draft {
+  const prices = Object.entries(model?.prices ?? {}).map(([name, amount]) => ({ key: nextRowKey++, name, amount: String(amount) }));
+  return {
+    id: model?.id ?? '',
+    upstream_model: model?.upstream_model ?? '',
+    interfaces: [...(model?.interfaces ?? [])],
+    lines: [...(model?.lines ?? [])],
+    image_input: model?.capabilities?.image_input ?? false,
+    max_tokens: model?.max_tokens === undefined ? '' : String(model.max_tokens),
+    prices: prices.length > 0 ? prices : [{ key: nextRowKey++, name: '', amount: '' }],
+    tiers: JSON.stringify(model?.price_tiers ?? [], null, 2),
+  };
+}
+
+/** The prices the chosen interfaces' calls can be billed at; the gateway refuses others. */
+function meteredBy(interfaces: string[]): PriceName[] {
+  const names = new Set<PriceName>();
+  for (const name of interfaces) for (const price of METERED_PRICES[name as keyof typeof METERED_PRICES] ?? []) names.add(price);
+  return PRICE_NAMES.filter((name) => names.has(name));
+}
+
+function unitOf(name: string): string | undefined {
+  return Object.hasOwn(PRICE_UNITS, name) ? PRICE_UNITS[name as PriceName] : undefined;
+}
+
+/** The price rows as the `prices` mapping; amounts stay decimal strings, which the gateway converts exactly. */
+function pricesOf(rows: PriceRow[], checks: Checks): Record<string, string> {
+  const prices: Record<string, string> = {};
+  for (const row of rows) {
+    const name = row.name.trim();
+    const amount = row.amount.trim();
+    if (name === '' && amount === '') continue;
+    if (name === '') checks.add(`prices: the amount ${amount} has no price name: give the figure it prices`);
+    else if (amount === '') checks.add(`prices.${name}: give an amount (0 for free), or remove the row`);
+    else if (Object.hasOwn(prices, name)) checks.add(`prices.${name}: named twice, keep one row`);
+    else prices[name] = amount;
+  }
+  return prices;
+}
+
+function tiersOf(text: string): unknown[] {
+  if (text.trim() === '') return [];
+  let tiers: unknown;
+  try {
+    tiers = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`price_tiers: not valid JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
+  if (!Array.isArray(tiers)) throw new Error('price_tiers: must be a JSON list, [ … ]; [] for none');
+  return tiers;
+}
+
+/**
+ * A new model, or a change of one (`model` given), sent as a PATCH with the version read. Every
+ * field is sent: `prices` and `price_tiers` replace the stored ones as a whole, and an emptied
+ * max_tokens is sent as null, which removes it.
+ */
+export function ModelForm({
+  model,
+  lineIds,
+  onSaved,
+  onCancel,
+  onReload,
+}: {
+  model?: CatalogModelView;
+  /** The catalog's line ids, offered as the model's lines; undefined while they load. */
+  lineIds: string[] | undefined;
+  onSaved: (model: CatalogModelView) => void;
+  onCancel?: () => void;
+  onReload?: () => Promise<void>;
+}) {
+  const id = useId();
+  const editing = model !== undefined;
+  const [draft, setDraft] = useState<Draft>(() => draftOf(model));
+  const action = useAction();
+  const form = useRef<HTMLFormElement>(null);
+  const first = useRef<HTMLInputElement>(null);
+  const problems = useMemo(() => problemsOf(action.error, FIELDS), [action.error]);
+  const badPrices = priceNamesIn(problems.fields.prices);
+  const metered = meteredBy(draft.interfaces);
+  const interfaceChoices = [...INTERFACE_NAMES, ...draft.interfaces.filter((name) => !(INTERFACE_NAMES as readonly string[]).includes(name))];
+  const lineChoices = [...(lineIds ?? []), ...draft.lines.filter((line) => !lineIds?.includes(line))];
+
+  useEffect(() => {
+    if (editing) first.current?.focus();
+  }, []);
+  useFocusFirstProblem(form, action.error);
+
+  const update = (change: Partial<Draft>) => setDraft((current) => ({ ...current, ...change }));
+  const text = (name: 'id' | 'upstream_model' | 'max_tokens' | 'tiers') => (event: { currentTarget: { value: string } }) =>
+    update({ [name]: event.currentTarget.value });
+  /** Checking appends (a line is tried after those chosen before), unchecking removes. */
+  const toggle = (list: 'interfaces' | 'lines', value: string, on: boolean) =>
+    setDraft((current) => ({
+      ...current,
+      [list]: on ? [...current[list].filter((item) => item !== value), value] : current[list].filter((item) => item !== value),
+    }));
+  const setRow = (key: number, change: Partial<PriceRow>) =>
+    setDraft((current) => ({ ...current, prices: current.prices.map((row) => (row.key === key ? { ...row, ...change } : row)) }));
+
+  const addPrice = () => {
+    const key = nextRowKey++;
+    setDraft((current) => ({ ...current, prices: [...current.prices, { key, name: '', amount: '' }] }));
+    setTimeout(() => form.current?.querySelector<HTMLInputElement>(`[data-price-name="${key}"]`)?.focus());
+  };
+  const removePrice = (key: number) => {
+    setDraft((current) => ({ ...current, prices: current.prices.filter((row) => row.key !== key) }));
+    setTimeout(() => form.current?.querySelector<HTMLButtonElement>('[data-add-price]')?.focus());
+  };
+  const moveUp = (line: string) => {
+    setDraft((current) => {
+      const index = current.lines.indexOf(line);
+      if (index < 1) return current;
+      const lines = [...current.lines];
+      [lines[index - 1], lines[index]] = [lines[index], lines[index - 1]];
+      return { ...current, lines };
+    });
+    // Focus follows the moved line; at the top it has no Move up button, so the line it passed takes focus.
+    setTimeout(() => {
+      const buttons = [...(form.current?.querySelectorAll<HTMLButtonElement>('[data-move-up]') ?? [])];
+      (buttons.find((button) => button.dataset.moveUp === line) ?? buttons[0])?.focus();
+    });
+  };
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void action.run(async () => {
+      const checks = new Checks();
+      if (draft.interfaces.length === 0) checks.add('interfaces: choose at least one interface');
+      if (draft.lines.length === 0) checks.add('lines: choose at least one line');
+      const maxTokens = checks.take(() => positiveInteger(draft.max_tokens, 'max_tokens', 'tokens'));
+      const prices = pricesOf(draft.prices, checks);
+      const tiers = checks.take(() => tiersOf(draft.tiers));
+      checks.done();
+      const fields: ModelBody = {
+        upstream_model: draft.upstream_model.trim(),
+        interfaces: draft.interfaces,
+        lines: draft.lines,
+        capabilities: { image_input: draft.image_input },
+        prices,
+        price_tiers: tiers,
+      };
+      if (model) {
+        onSaved(await changeModel(model.id, model.version, { ...fields, max_tokens: maxTokens ?? null }));
+      } else {
+        const created = await createModel({ id: draft.id.trim(), ...fields, ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }) });
+        form.current?.reset();
+        setDraft(draftOf(undefined));
+        onSaved(created);
+      }
+    });
+  };
+
+  const label = model ? `Edit model ${model.id}` : 'Add a model';
+  const field = (name: (typeof FIELDS)[number], ...hints: Array<string | undefined>) => describedBy(problems.fields[name], `${id}-${name}-problem`, ...hints);
+
+  return (
+    <form ref={form} onSubmit={submit} aria-label={label} class="catalog-form" noValidate>
+      {model?.source === 'config' && <FromFileNote kind="model" />}
+      {editing && problems.conflict && onReload ? (
+        <Conflict onReload={onReload} />
+      ) : (
+        <FormProblemsAlert problems={problems} title={editing ? 'Model not saved.' : 'Model not added.'} />
+      )}
+      <div class="form-row">
+        {!editing && (
+          <div class="control">
+            <label for={`${id}-id`}>Model id</label>
+            <input
+              id={`${id}-id`}
+              type="text"
+              required
+              autoComplete="off"
+              spellcheck={false}
+              value={draft.id}
+              onInput={text('id')}
+              {...field('id', `${id}-id-hint`)}
+            />
+            <p id={`${id}-id-hint`} class="hint">
+              The name clients call, such as <code>text-model-2</code>. It cannot change later.
+            </p>
+            <FieldProblem id={`${id}-id-problem`} problems={problems.fields.id} />
+          </div>
+        )}
+        <div class="control">
+          <label for={`${id}-upstream_model`}>Upstream model</label>
+          <input
+            id={`${id}-upstream_model`}
+            ref={first}
+            type="text"
+            required
+            autoComplete="off"
+            spellcheck={false}
+            value={draft.upstream_model}
+            onInput={text('upstream_model')}
+            {...field('upstream_model', `${id}-upstream_model-hint`)}
+          />
+          <p id={`${id}-upstream_model-hint`} class="hint">
+            The model name the vendor expects.
+          </p>
+          <FieldProblem id={`${id}-upstream_model-problem`} problems={problems.fields.upstream_model} />
+        </div>
+        <div class="control control-narrow">
+          <label for={`${id}-max_tokens`}>Max tokens</label>
+          <input
+            id={`${id}-max_tokens`}
+            type="text"
+            inputMode="numeric"
+            autoComplete="off"
+            value={draft.max_tokens}
+            onInput={text('max_tokens')}
+            {...field('max_tokens', `${id}-max_tokens-hint`)}
+          />
+          <p id={`${id}-max_tokens-hint`} class="hint">
+            Optional.
+          </p>
+          <FieldProblem id={`${id}-max_tokens-problem`} problems={problems.fields.max_tokens} />
+        </div>
+      </div>
+
+      <fieldset {...field('interfaces', `${id}-interfaces-hint`)}>
+        <legend>Interfaces</legend>
+        <p id={`${id}-interfaces-hint`} class="hint">
+          The APIs clients may call the model through.
+        </p>
+        <div class="checks checks-plain">
+          {interfaceChoices.map((name, index) => (
+            <div class="check" key={name}>
+              <input
+                id={`${id}-interface-${index}`}
+                type="checkbox"
+                checked={draft.interfaces.includes(name)}
+                onChange={(event) => toggle('interfaces', name, event.currentTarget.checked)}
+              />
+              <label for={`${id}-interface-${index}`}>{name}</label>
+            </div>
+          ))}
+        </div>
+        <FieldProblem id={`${id}-interfaces-problem`} problems={problems.fields.interfaces} />
+      </fieldset>
+
+      <fieldset {...field('lines', `${id}-lines-hint`)} aria-busy={lineIds === undefined}>
+        <legend>Lines</legend>
+        <p id={`${id}-lines-hint`} class="hint">
+          The upstream lines that serve the model, tried in the order below when one fails.
+        </p>
+        <div class="checks checks-plain">
+          {lineChoices.map((line, index) => (
+            <div class="check" key={line}>
+              <input
+                id={`${id}-line-${index}`}
+                type="checkbox"
+                checked={draft.lines.includes(line)}
+                onChange={(event) => toggle('lines', line, event.currentTarget.checked)}
+              />
+              <label for={`${id}-line-${index}`}>{line}</label>
+            </div>
+          ))}
+        </div>
+        {lineIds === undefined && <p class="hint">Loading lines…</p>}
+        {lineIds !== undefined && lineChoices.length === 0 && <p class="hint">The catalog has no lines yet: add one first.</p>}
+        {draft.lines.length > 1 && (
+          <div class="line-order">
+            <p id={`${id}-order`} class="small-heading">
+              Tried in this order
+            </p>
+            <ol aria-labelledby={`${id}-order`}>
+              {draft.lines.map((line, index) => (
+                <li key={line}>
+                  <span>{line}</span>
+                  {index > 0 && (
+                    <button type="button" class="button-secondary button-small" data-move-up={line} onClick={() => moveUp(line)}>
+                      Move up<span class="visually-hidden"> {line}</span>
+                    </button>
+                  )}
+                </li>
+              ))}
+            </ol>
+          </div>
+        )}
+        <FieldProblem id={`${id}-lines-problem`} problems={problems.fields.lines} />
+      </fieldset>
+
+      <fieldset {...field('capabilities')}>
+        <legend>Capabilities</legend>
+        <div class="check">
+          <input
+            id={`${id}-image_input`}
+            type="checkbox"
+            checked={draft.image_input}
+            onChange={(event) => update({ image_input: event.currentTarget.checked })}
+            aria-describedby={`${id}-image_input-hint`}
+          />
+          <label for={`${id}-image_input`}>Image input</label>
+        </div>
+        <p id={`${id}-image_input-hint`} class="hint">
+          The model accepts images in its input.
+        </p>
+        <FieldProblem id={`${id}-capabilities-problem`} problems={problems.fields.capabilities} />
+      </fieldset>
+
+      <fieldset {...field('prices', `${id}-prices-hint`)}>
+        <legend>Prices</legend>
+        <p id={`${id}-prices-hint`} class="hint">
+          In currency units: token and character figures per 1M, images and seconds per unit. No price: every call costs 0.
+          {metered.length > 0 ? ` The chosen interfaces meter ${metered.join(', ')}.` : ' Choose interfaces to see which figures they meter.'}
+        </p>
+        <datalist id={`${id}-price-names`}>
+          {[...metered, ...PRICE_NAMES.filter((name) => !metered.includes(name))].map((name) => (
+            <option key={name} value={name} />
+          ))}
+        </datalist>
+        <ul class="price-rows">
+          {draft.prices.map((row, index) => {
+            const invalid = badPrices.has(row.name.trim()) ? ('true' as const) : undefined;
+            const unit = unitOf(row.name.trim());
+            return (
+              <li key={row.key} class="form-row price-row">
+                <div class="control">
+                  <label for={`${id}-price-name-${row.key}`}>
+                    Price name<span class="visually-hidden"> {index + 1}</span>
+                  </label>
+                  <input
+                    id={`${id}-price-name-${row.key}`}
+                    data-price-name={row.key}
+                    type="text"
+                    class="mono"
+                    list={`${id}-price-names`}
+                    autoComplete="off"
+                    spellcheck={false}
+                    value={row.name}
+                    onInput={(event) => setRow(row.key, { name: event.currentTarget.value })}
+                    aria-invalid={invalid}
+                    aria-describedby={invalid ? `${id}-prices-problem` : undefined}
+                  />
+                </div>
+                <div class="control control-narrow">
+                  <label for={`${id}-price-amount-${row.key}`}>
+                    Amount<span class="visually-hidden"> of price {index + 1}</span>
+                  </label>
+                  <input
+                    id={`${id}-price-amount-${row.key}`}
+                    type="text"
+                    inputMode="decimal"
+                    autoComplete="off"
+                    value={row.amount}
+                    onInput={(event) => setRow(row.key, { amount: event.currentTarget.value })}
+                    aria-invalid={invalid}
+                    aria-describedby={
+                      [unit ? `${id}-price-unit-${row.key}` : undefined, invalid ? `${id}-prices-problem` : undefined].filter(Boolean).join(' ') || undefined
+                    }
+                  />
+                  {unit && (
+                    <p id={`${id}-price-unit-${row.key}`} class="hint">
+                      {unit}
+                    </p>
+                  )}
+                </div>
+                <div class="control control-button">
+                  <button type="button" class="button-secondary button-small" onClick={() => removePrice(row.key)}>
+                    Remove<span class="visually-hidden"> price {row.name.trim() === '' ? index + 1 : row.name.trim()}</span>
+                  </button>
+                </div>
+              </li>
+            );
+          })}
+        </ul>
+        <button type="button" class="button-secondary button-small" data-add-price onClick={addPrice}>
+          Add a price
+        </button>
+        <FieldProblem id={`${id}-prices-problem`} problems={problems.fields.prices} />
+      </fieldset>
+
+      <div class="control control-wide">
+        <label for={`${id}-price_tiers`}>Price tiers (JSON)</label>
+        <textarea
+          id={`${id}-price_tiers`}
+          class="mono"
+          rows={Math.min(12, Math.max(3, draft.tiers.split('\n').length))}
+          spellcheck={false}
+          value={draft.tiers}
+          onInput={text('tiers')}
+          {...field('price_tiers', `${id}-price_tiers-hint`)}
+        />
+        <p id={`${id}-price_tiers-hint`} class="hint">
+          Prices for some calls only, tried in order: the first tier that matches a call replaces the prices it names. Each tier names at least one of{' '}
+          <code>resolution</code> (a string or a list), <code>video_input</code> (true or false) and <code>max_output_pixels</code>, and its <code>prices</code>
+          . Example: <code>{'[{"resolution": ["1080p"], "prices": {"output_seconds": "0.8"}}]'}</code>. <code>[]</code> for none.
+        </p>
+        <FieldProblem id={`${id}-price_tiers-problem`} problems={problems.fields.price_tiers} />
+      </div>
+
+      <div class="actions">
+        <button type="submit" disabled={action.busy}>
+          {action.busy ? 'Saving…' : editing ? 'Save model' : 'Add model'}
+        </button>
+        {onCancel && (
+          <button type="button" class="button-secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}

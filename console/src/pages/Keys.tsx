@@ -1,0 +1,308 @@
+import { Fragment } from 'preact';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { deleteKey, listKeys, listOwners, renewKey, renewProjectKeys, setKeyEnabled } from '../api';
+import { KeyState } from '../components/KeyState';
+import { NewKey } from '../components/NewKey';
+import { Pager } from '../components/Pager';
+import { RenewForm } from '../components/RenewForm';
+import { Busy, ErrorAlert, Loading, Notice } from '../components/Status';
+import { Time } from '../components/Time';
+import { count, modelsScope } from '../format';
+import { useAction, useLoad, usePager } from '../hooks';
+import { href } from '../router';
+import type { CreatedKeyView, KeyView, OwnerView } from '../types';
+import { CreateKeyForm } from './KeyCreate';
+
+const PAGE_SIZE = 100;
+
+type RowMode = { id: string; mode: 'renew' | 'delete' } | null;
+
+export function KeysPage({ params }: { params: URLSearchParams }) {
+  const ownerFilter = params.get('owner') ?? '';
+  const owners = useLoad(listOwners, []);
+  const pager = usePager(ownerFilter);
+  const keys = useLoad(() => listKeys({ owner: ownerFilter || undefined, limit: PAGE_SIZE, after: pager.after }), [ownerFilter, pager.after]);
+  const [created, setCreated] = useState<CreatedKeyView | null>(null);
+  const [open, setOpen] = useState<RowMode>(null);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+  const toggle = useAction();
+  const filterId = useId();
+
+  const kindOf = (owner: string) => owners.data?.find((item) => item.id === owner)?.kind;
+  // "Last used" appears when the gateway reports it (`last_used_at` in the list's items).
+  const showLastUsed = keys.data?.data.some((key) => key.last_used_at !== undefined) ?? false;
+  const columns = showLastUsed ? 9 : 8;
+  const changed = (text: string) => {
+    setOpen(null);
+    setNotice(text);
+    keys.reload();
+  };
+
+  return (
+    <>
+      <h1 tabIndex={-1}>Keys</h1>
+      {created ? (
+        <NewKey created={created} onClose={() => setCreated(null)} />
+      ) : (
+        <CreateKeyForm
+          owners={owners.data}
+          ownersError={owners.error}
+          defaultOwner={ownerFilter}
+          onCreated={(key) => {
+            setCreated(key);
+            setNotice(undefined);
+            keys.reload();
+          }}
+        />
+      )}
+
+      <section aria-labelledby="keys-heading">
+        <h2 id="keys-heading">Keys{ownerFilter && ` of ${ownerFilter}`}</h2>
+        <div class="filters form-row">
+          <div class="control">
+            <label for={filterId}>Owner</label>
+            <select
+              id={filterId}
+              value={ownerFilter}
+              onChange={(event) => {
+                const owner = event.currentTarget.value;
+                location.hash = href('keys', owner === '' ? {} : { owner });
+              }}
+            >
+              <option value="">All owners</option>
+              {ownerFilter !== '' && !owners.data?.some((owner) => owner.id === ownerFilter) && <option value={ownerFilter}>{ownerFilter}</option>}
+              {owners.data?.map((owner) => (
+                <option key={owner.id} value={owner.id}>
+                  {owner.id}
+                </option>
+              ))}
+            </select>
+          </div>
+        </div>
+        {notice && <Notice>{notice}</Notice>}
+        <ErrorAlert error={toggle.error} title="The key was not changed." />
+        <Busy loading={keys.loading}>
+          {keys.loading && !keys.data && <Loading what="keys" />}
+          <ErrorAlert error={keys.error} title="Keys could not be loaded." />
+          {keys.data && keys.data.data.length === 0 && <p class="empty">No keys{ownerFilter && ` for ${ownerFilter}`}.</p>}
+          {keys.data && keys.data.data.length > 0 && (
+            <div class="table-scroll" tabIndex={0} role="region" aria-labelledby="keys-heading">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Prefix</th>
+                    <th scope="col">Owner</th>
+                    <th scope="col">Models</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Source</th>
+                    <th scope="col">Created</th>
+                    {showLastUsed && <th scope="col">Last used</th>}
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {keys.data.data.map((key) => (
+                    <Fragment key={key.id}>
+                      <KeyRow
+                        keyView={key}
+                        showLastUsed={showLastUsed}
+                        open={open?.id === key.id ? open.mode : null}
+                        busy={toggle.busy}
+                        onOpen={(mode) => setOpen(mode === null ? null : { id: key.id, mode })}
+                        onToggle={() =>
+                          void toggle.run(async () => {
+                            const updated = await setKeyEnabled(key.id, !key.enabled);
+                            changed(`Key ${updated.prefix} ${updated.enabled ? 'enabled' : 'disabled'}.`);
+                          })
+                        }
+                      />
+                      {open?.id === key.id && (
+                        <tr class="row-form">
+                          <td colSpan={columns}>
+                            {open.mode === 'renew' ? (
+                              <RenewKey keyView={key} kind={kindOf(key.owner)} onDone={changed} onCancel={() => setOpen(null)} />
+                            ) : (
+                              <DeleteKey keyView={key} onDone={changed} onCancel={() => setOpen(null)} />
+                            )}
+                          </td>
+                        </tr>
+                      )}
+                    </Fragment>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {keys.data && (
+            <Pager
+              label="Keys"
+              pageNumber={pager.pageNumber}
+              hasNext={keys.data.next !== null}
+              busy={keys.loading}
+              onPrevious={pager.previous}
+              onNext={() => keys.data?.next && pager.next(keys.data.next)}
+            />
+          )}
+        </Busy>
+      </section>
+    </>
+  );
+}
+
+function KeyRow({
+  keyView: key,
+  showLastUsed,
+  open,
+  busy,
+  onOpen,
+  onToggle,
+}: {
+  keyView: KeyView;
+  showLastUsed: boolean;
+  open: 'renew' | 'delete' | null;
+  busy: boolean;
+  onOpen: (mode: 'renew' | 'delete' | null) => void;
+  onToggle: () => void;
+}) {
+  const name = <span class="visually-hidden"> key {key.prefix}</span>;
+  return (
+    <tr>
+      <th scope="row">
+        <code>{key.prefix}</code>
+      </th>
+      <td>
+        <a href={href('owners', { owner: key.owner })}>{key.owner}</a>
+      </td>
+      <td class="wrap">{modelsScope(key.models)}</td>
+      <td>
+        <KeyState keyView={key} />
+      </td>
+      <td>
+        <Time iso={key.expires_at} empty="Never" />
+      </td>
+      <td>{key.source}</td>
+      <td>
+        <Time iso={key.created_at} />
+      </td>
+      {showLastUsed && (
+        <td>
+          <Time iso={key.last_used_at ?? null} empty="No calls recorded" />
+        </td>
+      )}
+      <td>
+        <div class="row-actions">
+          <button type="button" class="button-secondary button-small" onClick={onToggle} disabled={busy}>
+            {key.enabled ? 'Disable' : 'Enable'}
+            {name}
+          </button>
+          <button
+            type="button"
+            class="button-secondary button-small"
+            aria-expanded={open === 'renew'}
+            onClick={() => onOpen(open === 'renew' ? null : 'renew')}
+          >
+            Renew{name}
+          </button>
+          <a class="button button-secondary button-small" href={href('calls', { key: key.id })}>
+            Calls{name}
+          </a>
+          <button
+            type="button"
+            class="button-danger button-small"
+            aria-expanded={open === 'delete'}
+            onClick={() => onOpen(open === 'delete' ? null : 'delete')}
+          >
+            Delete{name}
+          </button>
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+/** A member's key is renewed alone; a project's keys only together, through the project. */
+function RenewKey({
+  keyView: key,
+  kind,
+  onDone,
+  onCancel,
+}: {
+  keyView: KeyView;
+  kind: OwnerView['kind'] | undefined;
+  onDone: (text: string) => void;
+  onCancel: () => void;
+}) {
+  if (kind === 'project') {
+    return (
+      <RenewForm
+        label={`Renew every key of ${key.owner}`}
+        submitText={`Renew every key of ${key.owner}`}
+        onCancel={onCancel}
+        onRenew={async (expiresAt) => {
+          const renewed = await renewProjectKeys(key.owner, expiresAt);
+          onDone(`${count(renewed.data.length)} ${renewed.data.length === 1 ? 'key' : 'keys'} of ${key.owner} renewed.`);
+        }}
+      >
+        <p>
+          Key <code>{key.prefix}</code> belongs to the project {key.owner}: a project's keys are renewed together, so every key of {key.owner} gets this expiry.
+        </p>
+      </RenewForm>
+    );
+  }
+  return (
+    <RenewForm
+      label={`Renew key ${key.prefix}`}
+      submitText="Renew key"
+      onCancel={onCancel}
+      onRenew={async (expiresAt) => {
+        const renewed = await renewKey(key.id, expiresAt);
+        onDone(`Key ${renewed.prefix} renewed.`);
+      }}
+    >
+      <p>
+        Key <code>{key.prefix}</code> of {key.owner}.
+      </p>
+    </RenewForm>
+  );
+}
+
+function DeleteKey({ keyView: key, onDone, onCancel }: { keyView: KeyView; onDone: (text: string) => void; onCancel: () => void }) {
+  const action = useAction();
+  const confirm = useRef<HTMLButtonElement>(null);
+
+  useEffect(() => confirm.current?.focus(), []);
+  return (
+    <div class="confirm" role="group" aria-label={`Delete key ${key.prefix}`}>
+      <p>
+        <strong>
+          Delete key <code>{key.prefix}</code> of {key.owner}?
+        </strong>{' '}
+        Calls with it stop working; its usage records stay.
+        {key.source === 'config' && ' It comes from the configuration file, so it comes back at the next start.'}
+      </p>
+      <ErrorAlert error={action.error} title="Key not deleted." />
+      <div class="actions">
+        <button
+          type="button"
+          class="button-danger"
+          disabled={action.busy}
+          ref={confirm}
+          onClick={() =>
+            void action.run(async () => {
+              const deleted = await deleteKey(key.id);
+              onDone(`Key ${deleted.prefix} deleted.`);
+            })
+          }
+        >
+          {action.busy ? 'Deleting…' : 'Yes, delete the key'}
+        </button>
+        <button type="button" class="button-secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,172 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { dailyTotals, listAllKeys, renewProjectKeys } from '../api';
+import { BudgetBar } from '../components/BudgetBar';
+import { BudgetForm } from '../components/BudgetForm';
+import { KeyState } from '../components/KeyState';
+import { RenewForm } from '../components/RenewForm';
+import { SpendChart } from '../components/SpendChart';
+import { Busy, ErrorAlert, Loading, Notice } from '../components/Status';
+import { Time } from '../components/Time';
+import { addDays, amountFromNano, count, daysBetween, modelsScope, utcDay } from '../format';
+import { useLoad } from '../hooks';
+import { href } from '../router';
+import { seriesBy, totalsOf } from '../spend';
+import type { OwnerView } from '../types';
+
+const SPEND_DAYS = 30;
+
+/** One owner: its figures, budget, keys and the spend of its last days. */
+export function OwnerDetail({ owner, onChanged }: { owner: OwnerView; onChanged: (owner: OwnerView) => void }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  const headingId = `owner-${owner.id}-heading`;
+
+  // Opening another owner takes the reader to it.
+  useEffect(() => heading.current?.focus(), [owner.id]);
+
+  return (
+    <section class="panel detail" aria-labelledby={headingId}>
+      <h2 id={headingId} ref={heading} tabIndex={-1}>
+        Owner {owner.id}
+      </h2>
+      <dl class="fields">
+        <div class="field">
+          <dt>Kind</dt>
+          <dd>{owner.kind}</dd>
+        </div>
+        <div class="field">
+          <dt>Budget</dt>
+          <dd>{owner.budget_nano === null ? 'Unlimited' : amountFromNano(owner.budget_nano)}</dd>
+        </div>
+        <div class="field">
+          <dt>Spent</dt>
+          <dd>{amountFromNano(owner.spent_nano)}</dd>
+        </div>
+        <div class="field">
+          <dt>Reserved (running video tasks)</dt>
+          <dd>{amountFromNano(owner.reserved_nano)}</dd>
+        </div>
+        <div class="field">
+          <dt>Use of budget</dt>
+          <dd>
+            <BudgetBar owner={owner} />
+          </dd>
+        </div>
+        <div class="field">
+          <dt>Source</dt>
+          <dd>{owner.source === 'config' ? 'Configuration file (its values return at every start)' : 'Admin API'}</dd>
+        </div>
+        <div class="field">
+          <dt>Created</dt>
+          <dd>
+            <Time iso={owner.created_at} />
+          </dd>
+        </div>
+      </dl>
+      <h3>Change the budget</h3>
+      <BudgetForm key={owner.id} owner={owner} onSaved={onChanged} />
+      <OwnerKeys owner={owner} />
+      <OwnerSpend owner={owner} />
+    </section>
+  );
+}
+
+function OwnerKeys({ owner }: { owner: OwnerView }) {
+  const keys = useLoad(() => listAllKeys(owner.id), [owner.id]);
+  const [renewing, setRenewing] = useState(false);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+
+  return (
+    <>
+      <h3>Keys</h3>
+      {notice && <Notice>{notice}</Notice>}
+      <Busy loading={keys.loading}>
+        {keys.loading && !keys.data && <Loading what="keys" />}
+        <ErrorAlert error={keys.error} title="Keys could not be loaded." />
+        {keys.data && keys.data.length === 0 && <p class="empty">{owner.id} has no keys.</p>}
+        {keys.data && keys.data.length > 0 && (
+          <div class="table-scroll" tabIndex={0} role="region" aria-label={`Keys of ${owner.id}`}>
+            <table class="compact">
+              <thead>
+                <tr>
+                  <th scope="col">Prefix</th>
+                  <th scope="col">Models</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Expires</th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.data.map((key) => (
+                  <tr key={key.id}>
+                    <th scope="row">
+                      <code>{key.prefix}</code>
+                    </th>
+                    <td>{modelsScope(key.models)}</td>
+                    <td>
+                      <KeyState keyView={key} />
+                    </td>
+                    <td>
+                      <Time iso={key.expires_at} empty="Never" />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Busy>
+      <p class="actions">
+        <a href={href('keys', { owner: owner.id })}>Manage the keys of {owner.id}</a>
+        {owner.kind === 'project' && !renewing && (
+          <button type="button" class="button-secondary" onClick={() => setRenewing(true)}>
+            Renew every key of {owner.id}
+          </button>
+        )}
+      </p>
+      {renewing && (
+        <RenewForm
+          label={`Renew every key of ${owner.id}`}
+          submitText="Renew every key"
+          onCancel={() => setRenewing(false)}
+          onRenew={async (expiresAt) => {
+            const renewed = await renewProjectKeys(owner.id, expiresAt);
+            setRenewing(false);
+            setNotice(`${count(renewed.data.length)} ${renewed.data.length === 1 ? 'key' : 'keys'} of ${owner.id} renewed.`);
+            keys.reload();
+          }}
+        >
+          <p>A project's keys are renewed together: every key of {owner.id} gets this expiry.</p>
+        </RenewForm>
+      )}
+    </>
+  );
+}
+
+function OwnerSpend({ owner }: { owner: OwnerView }) {
+  const today = utcDay(new Date());
+  const from = addDays(today, -(SPEND_DAYS - 1));
+  const totals = useLoad(() => dailyTotals({ from, to: today, owner: owner.id }), [owner.id, from, today]);
+  const view = useMemo(() => {
+    if (!totals.data) return undefined;
+    const days = daysBetween(from, today);
+    return { days, total: totalsOf(totals.data), byModel: seriesBy(totals.data, days, (row) => row.model) };
+  }, [totals.data, from, today]);
+
+  return (
+    <>
+      <h3>Recent spend</h3>
+      <Busy loading={totals.loading}>
+        {totals.loading && !view && <Loading what="spend" />}
+        <ErrorAlert error={totals.error} title="Spend could not be loaded." />
+        {view && (
+          <>
+            <p>
+              Last {SPEND_DAYS} days: <strong>{amountFromNano(view.total.nano)}</strong> over {count(view.total.calls)} calls ({count(view.total.failedCalls)}{' '}
+              failed). <a href={href('calls', { owner: owner.id })}>See the calls of {owner.id}</a>
+            </p>
+            <SpendChart caption={`Spend of ${owner.id} per day by model, ${from} to ${today} (UTC)`} days={view.days} series={view.byModel} groupName="model" />
+          </>
+        )}
+      </Busy>
+    </>
+  );
+}

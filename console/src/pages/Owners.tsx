@@ -1,0 +1,196 @@
+import { Fragment } from 'preact';
+import { useId, useState } from 'preact/hooks';
+import { createOwner, listOwners } from '../api';
+import { BudgetBar } from '../components/BudgetBar';
+import { BudgetForm } from '../components/BudgetForm';
+import { Busy, ErrorAlert, Loading, Notice } from '../components/Status';
+import { amountFromNano } from '../format';
+import { useAction, useLoad } from '../hooks';
+import { href } from '../router';
+import { OWNER_KINDS, type OwnerKind, type OwnerView } from '../types';
+import { OwnerDetail } from './OwnerDetail';
+
+export function OwnersPage({ params }: { params: URLSearchParams }) {
+  const selected = params.get('owner') ?? '';
+  const owners = useLoad(listOwners, []);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+
+  const saved = (owner: OwnerView) => {
+    setEditing(null);
+    setNotice(`The budget of ${owner.id} is now ${owner.budget_nano === null ? 'unlimited' : amountFromNano(owner.budget_nano)}.`);
+    owners.reload();
+  };
+
+  const selectedOwner = owners.data?.find((owner) => owner.id === selected);
+
+  return (
+    <>
+      <h1 tabIndex={-1}>Owners</h1>
+      <CreateOwner
+        onCreated={(owner) => {
+          setNotice(`Owner ${owner.id} created.`);
+          owners.reload();
+        }}
+      />
+      <section aria-labelledby="owners-heading">
+        <h2 id="owners-heading">Quota owners</h2>
+        {notice && <Notice>{notice}</Notice>}
+        <Busy loading={owners.loading}>
+          {owners.loading && !owners.data && <Loading what="owners" />}
+          <ErrorAlert error={owners.error} title="Owners could not be loaded." />
+          {owners.data && owners.data.length === 0 && <p class="empty">No owners yet. Create one above.</p>}
+          {owners.data && owners.data.length > 0 && (
+            <div class="table-scroll" tabIndex={0} role="region" aria-labelledby="owners-heading">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Owner</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col" class="number">
+                      Budget
+                    </th>
+                    <th scope="col" class="number">
+                      Spent
+                    </th>
+                    <th scope="col" class="number">
+                      Reserved
+                    </th>
+                    <th scope="col">Use of budget</th>
+                    <th scope="col">Source</th>
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {owners.data.map((owner) => (
+                    <Fragment key={owner.id}>
+                      <tr class={owner.id === selected ? 'selected' : undefined}>
+                        <th scope="row">
+                          <a href={href('owners', { owner: owner.id })} aria-current={owner.id === selected ? 'true' : undefined}>
+                            {owner.id}
+                          </a>
+                        </th>
+                        <td>{owner.kind}</td>
+                        <td class="number">{owner.budget_nano === null ? 'Unlimited' : amountFromNano(owner.budget_nano)}</td>
+                        <td class="number">{amountFromNano(owner.spent_nano)}</td>
+                        <td class="number">{amountFromNano(owner.reserved_nano)}</td>
+                        <td>
+                          <BudgetBar owner={owner} />
+                        </td>
+                        <td>{owner.source}</td>
+                        <td>
+                          <button
+                            type="button"
+                            class="button-secondary button-small"
+                            aria-expanded={editing === owner.id}
+                            onClick={() => setEditing(editing === owner.id ? null : owner.id)}
+                          >
+                            Change budget<span class="visually-hidden"> of {owner.id}</span>
+                          </button>
+                        </td>
+                      </tr>
+                      {editing === owner.id && (
+                        <tr class="row-form">
+                          <td colSpan={8}>
+                            <BudgetForm owner={owner} onSaved={saved} onCancel={() => setEditing(null)} />
+                          </td>
+                        </tr>
+                      )}
+                    </Fragment>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Busy>
+      </section>
+      {selected !== '' && owners.data && !selectedOwner && (
+        <p class="alert alert-error" role="alert">
+          There is no owner {selected}.
+        </p>
+      )}
+      {selectedOwner && <OwnerDetail owner={selectedOwner} onChanged={saved} />}
+    </>
+  );
+}
+
+function CreateOwner({ onCreated }: { onCreated: (owner: OwnerView) => void }) {
+  const id = useId();
+  const [ownerId, setOwnerId] = useState('');
+  const [kind, setKind] = useState<OwnerKind>('project');
+  const [budget, setBudget] = useState('');
+  const action = useAction();
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    void action.run(async () => {
+      const owner = await createOwner({ id: ownerId.trim(), kind, ...(budget.trim() === '' ? {} : { budget: budget.trim() }) });
+      // A reset also clears the browser's "edited and now invalid" mark on the emptied id field.
+      form.reset();
+      setOwnerId('');
+      setKind('project');
+      setBudget('');
+      onCreated(owner);
+    });
+  };
+
+  return (
+    <details class="panel disclosure">
+      <summary>Create an owner</summary>
+      <form onSubmit={submit} aria-label="Create an owner">
+        <div class="form-row">
+          <div class="control">
+            <label for={`${id}-id`}>Owner id</label>
+            <input
+              id={`${id}-id`}
+              type="text"
+              required
+              maxLength={128}
+              pattern="[A-Za-z0-9][A-Za-z0-9._:@\-]*"
+              autoComplete="off"
+              value={ownerId}
+              onInput={(event) => setOwnerId(event.currentTarget.value)}
+              aria-describedby={`${id}-id-hint`}
+            />
+            <p id={`${id}-id-hint`} class="hint">
+              Letters, digits and . _ : @ -, starting with a letter or digit.
+            </p>
+          </div>
+          <div class="control">
+            <label for={`${id}-kind`}>Kind</label>
+            <select id={`${id}-kind`} value={kind} onChange={(event) => setKind(event.currentTarget.value as OwnerKind)}>
+              {OWNER_KINDS.map((value) => (
+                <option key={value} value={value}>
+                  {value}
+                </option>
+              ))}
+            </select>
+            <p class="hint">A project's keys are renewed together.</p>
+          </div>
+          <div class="control">
+            <label for={`${id}-budget`}>Budget (optional)</label>
+            <input
+              id={`${id}-budget`}
+              type="text"
+              inputMode="decimal"
+              autoComplete="off"
+              value={budget}
+              onInput={(event) => setBudget(event.currentTarget.value)}
+              aria-describedby={`${id}-budget-hint`}
+            />
+            <p id={`${id}-budget-hint`} class="hint">
+              Currency units; empty for unlimited.
+            </p>
+          </div>
+        </div>
+        <ErrorAlert error={action.error} title="Owner not created." />
+        <button type="submit" disabled={action.busy}>
+          {action.busy ? 'Creating…' : 'Create owner'}
+        </button>
+      </form>
+    </details>
+  );
+}

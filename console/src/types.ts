@@ -1,0 +1,271 @@
+/**
+ * Answer shapes of the admin API, as src/admin/admin.views.ts and catalog.views.ts build them.
+ * Amounts come twice: a decimal number and the exact integer nano-units (1e-9) as a string.
+ */
+
+export interface SessionView {
+  signed_in: true;
+  actor: string;
+  csrf_token: string;
+  expires_at: string;
+}
+
+export type OwnerKind = 'project' | 'member';
+export const OWNER_KINDS: readonly OwnerKind[] = ['project', 'member'];
+
+export interface OwnerView {
+  id: string;
+  kind: OwnerKind;
+  budget: number | null;
+  spent: number;
+  reserved: number;
+  budget_nano: string | null;
+  spent_nano: string;
+  reserved_nano: string;
+  source: 'config' | 'admin';
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KeyView {
+  id: string;
+  prefix: string;
+  owner: string;
+  models: string[];
+  enabled: boolean;
+  expires_at: string | null;
+  source: 'config' | 'admin';
+  created_at: string;
+  updated_at: string;
+  /** In lists: start of the newest call recorded with the key; null when none is. Absent from older gateways. */
+  last_used_at?: string | null;
+}
+
+export interface CreatedKeyView extends KeyView {
+  key: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  next: string | null;
+}
+
+export interface UsageRecordView {
+  request_id: string;
+  client_request_id: string | null;
+  key_id: string;
+  owner_id: string;
+  model: string;
+  interface: string;
+  line: string | null;
+  translated_to: string | null;
+  status: number;
+  error_code: string | null;
+  stream: boolean;
+  usage: Record<string, number> | null;
+  cost: number;
+  cost_nano: string;
+  started_at: string;
+  duration_ms: number;
+  upstream_headers_ms: number | null;
+  written: boolean;
+}
+
+export interface DailyTotalView {
+  day: string;
+  model: string;
+  /** Present when the query groups by owner. */
+  owner?: string;
+  calls: number;
+  failed_calls: number;
+  cost: number;
+  cost_nano: string;
+  usage: Record<string, number>;
+}
+
+/** The fields of a catalog model the console reads. */
+export interface ModelView {
+  id: string;
+  interfaces: string[];
+}
+
+/** Where a catalog item comes from: the configuration file (applied again at every start) or the admin API. */
+export type ItemSource = 'config' | 'admin';
+
+/** A price tier as the catalog shows it (src/config/catalog-spec.ts `tierSpecOf`). */
+export interface PriceTierView {
+  resolution?: string[];
+  video_input?: boolean;
+  max_output_pixels?: number;
+  prices: Record<string, string>;
+}
+
+/** A catalog model as GET /admin/models shows it: the configuration-file item, defaults filled in, prices as exact decimal strings. */
+export interface CatalogModelView extends ModelView {
+  upstream_model: string;
+  lines: string[];
+  capabilities: { image_input?: boolean };
+  max_tokens?: number;
+  prices: Record<string, string>;
+  price_tiers: PriceTierView[];
+  source: ItemSource;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What the catalog shows of a line's vendor key: never the key. */
+export interface VendorKeyView {
+  set: boolean;
+  last4: string | null;
+  /** The `${VAR}` reference each replica resolves; null for a literal key or a key of the file. */
+  reference: string | null;
+}
+
+/** An upstream line as GET /admin/upstreams shows it. */
+export interface UpstreamView {
+  id: string;
+  base_url: string;
+  auth?: string;
+  max_concurrency?: number;
+  timeout_ms: number;
+  api_key: VendorKeyView;
+  source: ItemSource;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Calls started in one minute (GET /admin/usage/minutes); minutes without calls are left out. */
+export interface MinuteTotalView {
+  minute: string;
+  calls: number;
+  failed_calls: number;
+  cost: number;
+  cost_nano: string;
+}
+
+/** A line's live state on the replica that answered (GET /admin/lines). */
+export interface LineStateView {
+  id: string;
+  base_url: string;
+  in_flight: number;
+  max_concurrency: number | null;
+  cooling: boolean;
+  cooling_until: string | null;
+}
+
+export type VideoTaskState = 'open' | 'settled';
+
+/** A video task (GET /admin/video-tasks, src/admin/operations.views.ts). */
+export interface VideoTaskView {
+  id: string;
+  owner_id: string;
+  key_id: string;
+  interface: string;
+  model: string;
+  line: string | null;
+  status: string;
+  submit_request_id: string;
+  submitted_at: string;
+  reserved: number;
+  reserved_nano: string;
+  settled_at: string | null;
+  settlement: string | null;
+  cost: number | null;
+  cost_nano: string | null;
+  usage: Record<string, number> | null;
+  polls: number;
+  last_error: string | null;
+}
+
+export interface AuditEntryView {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  item_kind: string;
+  item_id: string | null;
+  before: unknown;
+  after: unknown;
+}
+
+/** The called interfaces (src/config/gateway-config.ts INTERFACE_NAMES), offered as filter suggestions. */
+export const INTERFACE_NAMES = [
+  'chat_completions',
+  'responses',
+  'messages',
+  'embeddings',
+  'images_a',
+  'images_b',
+  'images_c',
+  'video_b',
+  'video_c',
+  'speech_c',
+] as const;
+
+/** How a line sends its vendor key (src/config/gateway-config.ts UPSTREAM_AUTH_STYLES); absent: the called interface's default. */
+export const UPSTREAM_AUTH_STYLES = ['bearer', 'x-api-key', 'x-alt-api-key'] as const;
+
+/** Prices a model may name (src/config/prices.ts PRICE_FIELDS): tokens and characters per 1M, the others per unit. */
+export const PRICE_UNITS = {
+  input_tokens: 'per 1M tokens',
+  cached_input_tokens: 'per 1M tokens',
+  cache_write_input_tokens: 'per 1M tokens',
+  output_tokens: 'per 1M tokens',
+  input_text_tokens: 'per 1M tokens',
+  input_image_tokens: 'per 1M tokens',
+  output_text_tokens: 'per 1M tokens',
+  output_image_tokens: 'per 1M tokens',
+  thinking_tokens: 'per 1M tokens',
+  output_video_tokens: 'per 1M tokens',
+  input_characters: 'per 1M characters',
+  output_images: 'per image',
+  input_images: 'per image',
+  output_seconds: 'per second',
+  input_seconds: 'per second',
+  input_image_count: 'per image',
+} as const;
+
+export type PriceName = keyof typeof PRICE_UNITS;
+export const PRICE_NAMES = Object.keys(PRICE_UNITS) as PriceName[];
+
+/**
+ * The prices each interface's calls can be billed at (src/config/metered-figures.ts METERED_FIGURES):
+ * the gateway refuses a price that none of a model's interfaces meters.
+ */
+export const METERED_PRICES: { readonly [name in (typeof INTERFACE_NAMES)[number]]: readonly PriceName[] } = {
+  chat_completions: ['input_tokens', 'cached_input_tokens', 'output_tokens'],
+  responses: ['input_tokens', 'cached_input_tokens', 'output_tokens'],
+  messages: ['input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'output_tokens'],
+  embeddings: ['input_tokens'],
+  images_a: ['input_text_tokens', 'input_image_tokens', 'output_text_tokens', 'output_image_tokens'],
+  images_b: ['output_images', 'input_images'],
+  images_c: ['input_tokens', 'cached_input_tokens', 'output_text_tokens', 'output_image_tokens', 'thinking_tokens'],
+  video_b: ['output_video_tokens'],
+  video_c: ['output_seconds', 'input_seconds', 'input_image_count'],
+  speech_c: ['input_characters'],
+};
+
+/** The audit actions (src/admin/admin.dto.ts AuditQuery), offered as filter suggestions. */
+export const AUDIT_ACTIONS = [
+  'session.sign_in',
+  'session.sign_out',
+  'owner.create',
+  'owner.budget',
+  'owner.renew_keys',
+  'key.create',
+  'key.enable',
+  'key.disable',
+  'key.renew',
+  'key.delete',
+  'upstream.create',
+  'upstream.update',
+  'upstream.delete',
+  'model.create',
+  'model.update',
+  'model.delete',
+  'config.reload',
+] as const;
+
+export const AUDIT_ITEM_KINDS = ['owner', 'key', 'upstream', 'model', 'config', 'session'] as const;

@@ -1,0 +1,254 @@
+import axe from 'axe-core';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import OpenAI from 'openai';
+import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { UpstreamSimulator } from '../simulator/upstream-simulator';
+import { GatewayProcess, launchGateway } from '../support/gateway-process';
+import { standardConfigYaml, VENDOR_KEY } from '../support/test-config';
+import { migratedFolder } from '../support/test-database';
+
+/**
+ * The operator console in a real browser (headless Chromium, Debian's package) against the
+ * built gateway: sign in, create an owner and a key, make a real call with the key, find it by
+ * its request id, disable the key, sign out. Every page is checked with axe-core and
+ * photographed at 1280 and 390 px into test-results/console/.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ADMIN_TOKEN = 'browser-admin-token-of-some-length';
+const SHOTS = resolve(__dirname, '..', '..', 'test-results', 'console');
+const PAGES = ['overview', 'owners', 'keys', 'catalog', 'calls', 'video', 'audit'] as const;
+const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
+
+/** Serious and critical axe findings on the page as it is now, as readable lines. */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
+  await page.evaluate(axe.source);
+  // Browser code as text: the test's own types know nothing of the page's globals.
+  const results = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as axe.AxeResults;
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
+}
+
+describe('the operator console in a browser', () => {
+  let simulator: UpstreamSimulator;
+  let gateway: GatewayProcess;
+  let workDir: string;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  /** Console errors and uncaught exceptions of every page, and every URL the browser asked for. */
+  const browserErrors: string[] = [];
+  const requested: string[] = [];
+  const made = { key: '', prefix: '', requestId: '', cost: '' };
+
+  function watch(watched: Page): Page {
+    watched.on('console', (message) => {
+      if (message.type() === 'error') browserErrors.push(`${message.text()} (${message.location().url})`);
+    });
+    watched.on('pageerror', (error) => browserErrors.push(error.message));
+    watched.on('request', (request) => requested.push(request.url()));
+    return watched;
+  }
+
+  async function signIn(onPage: Page): Promise<void> {
+    await onPage.goto(`${gateway.url}/console/`);
+    await onPage.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await onPage.getByRole('button', { name: 'Sign in' }).click();
+    await onPage.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  }
+
+  async function open(onPage: Page, name: string): Promise<void> {
+    await onPage.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+    await onPage.getByRole('heading', { level: 1, name }).waitFor();
+  }
+
+  function client(key: string): OpenAI {
+    return new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+  }
+
+  async function adminGet(path: string): Promise<any> {
+    const answer = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    return answer.json();
+  }
+
+  beforeAll(async () => {
+    await rm(SHOTS, { recursive: true, force: true });
+    await mkdir(SHOTS, { recursive: true });
+    simulator = new UpstreamSimulator({ apiKey: VENDOR_KEY });
+    const simulatorUrl = await simulator.start();
+    workDir = await mkdtemp(join(tmpdir(), 'console-browser-'));
+    const config = join(workDir, 'gateway.yaml');
+    await writeFile(config, standardConfigYaml(simulatorUrl));
+    gateway = await launchGateway({
+      GATEWAY_CONFIG: config,
+      DATA_DIR: await migratedFolder(workDir),
+      ADMIN_TOKENS: `alice:${ADMIN_TOKEN}`,
+      TEST_VENDOR_KEY: VENDOR_KEY,
+      USAGE_FLUSH_INTERVAL_MS: '50',
+    });
+    await gateway.waitUntilReady();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    // Reduced motion: the page then draws its charts without animation, so screenshots show them whole.
+    context = await browser.newContext({ viewport: WIDTHS.desktop, reducedMotion: 'reduce' });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.url });
+    page = watch(await context.newPage());
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.stop();
+    await simulator?.stop();
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('signs in with an admin token that goes into no URL', async () => {
+    await signIn(page);
+
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(await page.getByText('alice').first().isVisible()).toBe(true);
+    expect(requested.filter((url) => url.includes(ADMIN_TOKEN))).toEqual([]);
+    const [cookie] = await context.cookies(gateway.url + '/admin');
+    expect(cookie).toMatchObject({ name: 'gateway_console', httpOnly: true, sameSite: 'Strict', path: '/admin' });
+  });
+
+  it('creates an owner', async () => {
+    await open(page, 'Owners');
+    await page.getByText('Create an owner').click();
+    await page.getByLabel('Owner id').fill('browser-team');
+    await page.getByLabel('Kind').selectOption('project');
+    await page.getByLabel('Budget (optional)').fill('10');
+    await page.getByRole('button', { name: 'Create owner' }).click();
+
+    await page.getByRole('cell', { name: 'browser-team' }).first().waitFor();
+    expect((await adminGet('/admin/owners/browser-team')).budget).toBe(10);
+  });
+
+  it('creates a key for it, shown once with a copy button that copies it', async () => {
+    await open(page, 'Keys');
+    await page.getByText('Create a key').click();
+    const form = page.getByRole('form', { name: 'Create a key' });
+    await form.getByLabel('Owner', { exact: true }).selectOption('browser-team');
+    await form.getByLabel('chat-model', { exact: true }).check();
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const field = page.getByLabel('New key');
+    await field.waitFor();
+    made.key = await field.inputValue();
+    await page.getByRole('button', { name: 'Copy' }).click();
+
+    expect(made.key.length).toBeGreaterThan(20);
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(made.key);
+    const keys = await adminGet('/admin/keys?owner=browser-team');
+    expect(keys.data).toEqual([expect.objectContaining({ owner: 'browser-team', models: ['chat-model'], enabled: true })]);
+    made.prefix = keys.data[0].prefix;
+    expect(made.key.startsWith(made.prefix)).toBe(true);
+  });
+
+  it('finds a real call made with that key by its request id, with its cost', async () => {
+    const { data, response } = await client(made.key)
+      .chat.completions.create({ model: 'chat-model', messages: [{ role: 'user', content: 'Hello from the console test' }] })
+      .withResponse();
+    made.requestId = response.headers.get('x-request-id') ?? '';
+    expect(data.choices[0]!.message.content).toEqual(expect.any(String));
+
+    await open(page, 'Calls');
+    await page.getByLabel('Request id').fill(made.requestId);
+    await page.getByRole('button', { name: 'Look up' }).click();
+    const record = await adminGet(`/admin/usage/${made.requestId}`);
+
+    await page.getByText(`${record.cost_nano} nano-units`).waitFor();
+    made.cost = String(record.cost);
+    expect(record).toMatchObject({ owner_id: 'browser-team', status: 200 });
+    expect(BigInt(record.cost_nano)).toBeGreaterThan(0n);
+  });
+
+  it("shows the owner's spend in the overview", async () => {
+    await open(page, 'Overview');
+    const byOwner = page.locator('figure', { hasText: 'Spend per day by owner' });
+    await byOwner.getByText('Show the numbers as a table').click();
+
+    const table = byOwner.getByRole('table');
+    await table.getByRole('columnheader', { name: 'browser-team' }).waitFor();
+    const today = table.getByRole('row', { name: new RegExp(`^${new Date().toISOString().slice(0, 10)}`) });
+    expect(await today.textContent()).toContain(made.cost);
+  });
+
+  it("edits a model's price, and the next call is billed at it", async () => {
+    await open(page, 'Models and lines');
+    await page.getByRole('button', { name: 'Edit model chat-model' }).click();
+    const form = page.getByRole('form', { name: 'Edit model chat-model' });
+    let row = 1;
+    while ((await form.getByLabel(`Price name ${row}`, { exact: true }).inputValue()) !== 'output_tokens') row += 1;
+    await form.getByLabel(`Amount of price ${row}`, { exact: true }).fill('20');
+    await form.getByRole('button', { name: 'Save model' }).click();
+    await page.getByText('Model chat-model saved (version 2).').waitFor();
+
+    const { response } = await client(made.key)
+      .chat.completions.create({ model: 'chat-model', messages: [{ role: 'user', content: 'Priced anew' }] })
+      .withResponse();
+    const record = await adminGet(`/admin/usage/${response.headers.get('x-request-id')}`);
+    // Per 1M tokens, in nano-units: input 2.5, output now 20 (was 10); rounded half up once.
+    const expected = (BigInt(record.usage.input_tokens) * 2_500_000_000n + BigInt(record.usage.output_tokens) * 20_000_000_000n + 500_000n) / 1_000_000n;
+    expect(record.usage.output_tokens).toBeGreaterThan(0);
+    expect(BigInt(record.cost_nano)).toBe(expected);
+    expect(Number((await adminGet('/admin/models/chat-model')).prices.output_tokens)).toBe(20);
+  });
+
+  it('disables the key, and the next call with it gets 401', async () => {
+    await open(page, 'Keys');
+    await page.getByRole('button', { name: `Disable key ${made.prefix}` }).click();
+    await page.getByRole('button', { name: `Enable key ${made.prefix}` }).waitFor();
+
+    const refused = await client(made.key)
+      .chat.completions.create({ model: 'chat-model', messages: [{ role: 'user', content: 'Still there?' }] })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((refused as InstanceType<typeof OpenAI.AuthenticationError>).status).toBe(401);
+  });
+
+  it('passes an accessibility check on every page at 1280 and 390 px, each photographed', async () => {
+    const phone = await browser.newContext({ viewport: WIDTHS.phone, isMobile: true, hasTouch: true, reducedMotion: 'reduce' });
+    const phonePage = watch(await phone.newPage());
+    await signIn(phonePage);
+    const problems: Record<string, string[]> = {};
+    for (const [width, onPage] of [
+      ['desktop', page],
+      ['phone', phonePage],
+    ] as const) {
+      for (const name of PAGES) {
+        await onPage.goto(`${gateway.url}/console/#/${name}`);
+        await onPage.locator('h1').first().waitFor();
+        // Detached once no element matches: nothing is loading any more.
+        await onPage.locator('[aria-busy="true"]').first().waitFor({ state: 'detached' });
+        const found = await accessibilityProblems(onPage);
+        if (found.length > 0) problems[`${name} at ${width}`] = found;
+        await onPage.screenshot({ path: join(SHOTS, `${name}-${WIDTHS[width].width}.png`), fullPage: true });
+        // Nothing wider than the screen: tables scroll inside their own box.
+        expect({ name, width, overflow: await onPage.evaluate('document.documentElement.scrollWidth - window.innerWidth') }).toEqual({
+          name,
+          width,
+          overflow: 0,
+        });
+      }
+    }
+    await phone.close();
+
+    expect(problems).toEqual({});
+  });
+
+  it('signs out, after which the API refuses the old cookie', async () => {
+    const [cookie] = await context.cookies(gateway.url + '/admin');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+
+    const answer = await fetch(`${gateway.url}/admin/owners`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } });
+    expect(answer.status).toBe(401);
+  });
+
+  it('logged no error in the browser console', () => {
+    expect(browserErrors).toEqual([]);
+  });
+});
