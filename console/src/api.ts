@@ -235,3 +235,16 @@ export interface AuditFilters {
 
 export const listAudit = (filters: AuditFilters & { limit?: number; after?: string }): Promise<Page<AuditEntryView>> =>
   call('GET', `/admin/audit${query({ ...filters })}`);
+
+/** What `POST /admin/reload` applied from the configuration file. */
+export interface ReloadCounts {
+  upstreams: number;
+  models: number;
+  owners: number;
+  keys: number;
+}
+
+/** Reads the configuration file again (as SIGHUP does); a file with a problem changes nothing and answers 400. */
+export function reloadConfiguration(): Promise<ReloadCounts> {
+  return call<ReloadCounts>('POST', '/admin/reload');
+}

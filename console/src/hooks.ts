@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import type { Page } from './types';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -41,18 +42,36 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
   return { ...state, reload };
 }
 
+export interface PagedList<T> extends Loaded<Page<T>> {
+  pageNumber: number;
+  hasNext: boolean;
+  previous: () => void;
+  next: () => void;
+}
+
 /**
- * Pages of a list: the `after` cursors of the pages seen, so Previous goes back without a cursor
- * of its own. Other filters (`filterKey`) start again at the first page.
+ * One page of a list read with `limit` and an `after` cursor. The cursors of the pages seen are
+ * kept, so Previous goes back without a cursor of its own; another `filterKey` (the filters as
+ * text) starts again at the first page.
  */
-export function usePager(filterKey: string) {
+export function usePagedList<T>(
+  filterKey: string,
+  load: (page: { limit: number; after: string | undefined }) => Promise<Page<T>>,
+  limit: number,
+): PagedList<T> {
   const [state, setState] = useState<{ key: string; cursors: Array<string | undefined> }>({ key: filterKey, cursors: [undefined] });
   const cursors = state.key === filterKey ? state.cursors : [undefined];
+  const after = cursors[cursors.length - 1];
+  const list = useLoad(() => load({ limit, after }), [filterKey, after]);
+  const nextCursor = list.data?.next ?? null;
   return {
-    after: cursors[cursors.length - 1],
+    ...list,
     pageNumber: cursors.length,
-    next: (cursor: string) => setState({ key: filterKey, cursors: [...cursors, cursor] }),
+    hasNext: nextCursor !== null,
     previous: () => setState({ key: filterKey, cursors: cursors.length > 1 ? cursors.slice(0, -1) : cursors }),
+    next: () => {
+      if (nextCursor !== null) setState({ key: filterKey, cursors: [...cursors, nextCursor] });
+    },
   };
 }
 

@@ -3,6 +3,7 @@ import { setBudget } from '../api';
 import { amountFromNano } from '../format';
 import { useAction } from '../hooks';
 import type { OwnerView } from '../types';
+import { FormActions } from './FormActions';
 import { ErrorAlert } from './Status';
 
 /** A new budget for an owner: a decimal sent as a string so the gateway converts it exactly; empty means unlimited. */
@@ -45,16 +46,7 @@ export function BudgetForm({ owner, onSaved, onCancel }: { owner: OwnerView; onS
         </div>
       </div>
       <ErrorAlert error={action.error} title="Budget not changed." />
-      <div class="actions">
-        <button type="submit" disabled={action.busy}>
-          {action.busy ? 'Saving…' : 'Save budget'}
-        </button>
-        {onCancel && (
-          <button type="button" class="button-secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormActions busy={action.busy} busyText="Saving…" submitText="Save budget" onCancel={onCancel} />
     </form>
   );
 }

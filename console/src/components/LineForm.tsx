@@ -1,10 +1,9 @@
-import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { changeUpstream, createUpstream, type UpstreamBody } from '../api';
-import { useAction } from '../hooks';
-import { Checks, positiveInteger, problemsOf } from '../problems';
+import { Checks, positiveInteger } from '../problems';
 import { UPSTREAM_AUTH_STYLES, type UpstreamView } from '../types';
-import { describedBy, FieldProblem, FormProblemsAlert, useFocusFirstProblem } from './FormProblems';
-import { Conflict, FromFileNote } from './CatalogNotes';
+import { CatalogForm, type CatalogFormProps, IdControl, useCatalogForm } from './CatalogForm';
+import { FieldProblem } from './FormProblems';
 
 const FIELDS = ['id', 'base_url', 'api_key', 'auth', 'timeout_ms', 'max_concurrency'] as const;
 
@@ -30,109 +29,63 @@ function draftOf(line: UpstreamView | undefined): Draft {
 }
 
 /**
- * A new line, or a change of one (`line` given): sent as a PATCH with the version read, so a
+ * A new line, or a change of one (`item` given): sent as a PATCH with the version read, so a
  * change made meanwhile by someone else gives 409 instead of being overwritten. An emptied
  * optional field is sent as null, which restores its default.
  */
-export function LineForm({
-  line,
-  onSaved,
-  onCancel,
-  onReload,
-}: {
-  line?: UpstreamView;
-  onSaved: (line: UpstreamView) => void;
-  onCancel?: () => void;
-  /** Reads the line again after a 409 and shows the form with its current values. */
-  onReload?: () => Promise<void>;
-}) {
-  const id = useId();
+export function LineForm({ item: line, onSaved, onCancel, onReload }: CatalogFormProps<UpstreamView>) {
   const editing = line !== undefined;
   const [draft, setDraft] = useState<Draft>(() => draftOf(line));
-  const action = useAction();
-  const form = useRef<HTMLFormElement>(null);
-  const first = useRef<HTMLInputElement>(null);
-  const problems = useMemo(() => problemsOf(action.error, FIELDS), [action.error]);
+  const form = useCatalogForm(FIELDS, editing);
+  const { id, problems, field } = form;
   const set = (name: keyof Draft) => (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [name]: event.currentTarget.value });
 
-  useEffect(() => {
-    if (editing) first.current?.focus();
-  }, []);
-  useFocusFirstProblem(form, action.error);
-
-  const submit = (event: Event) => {
-    event.preventDefault();
-    const element = event.currentTarget as HTMLFormElement;
-    void action.run(async () => {
-      const checks = new Checks();
-      const timeout = checks.take(() => positiveInteger(draft.timeout_ms, 'timeout_ms', 'milliseconds'));
-      const concurrency = checks.take(() => positiveInteger(draft.max_concurrency, 'max_concurrency', 'calls at once'));
-      const key = draft.api_key.trim();
-      if (!line && key === '') checks.add('api_key: give the vendor key, or a ${VAR} reference to an environment variable');
-      checks.done();
-      if (line) {
-        const body: UpstreamBody = {
-          base_url: draft.base_url.trim(),
-          auth: draft.auth === '' ? null : draft.auth,
-          timeout_ms: timeout ?? null,
-          max_concurrency: concurrency ?? null,
-          ...(key === '' ? {} : { api_key: key }),
-        };
-        onSaved(await changeUpstream(line.id, line.version, body));
-      } else {
-        const body: UpstreamBody = {
-          id: draft.id.trim(),
-          base_url: draft.base_url.trim(),
-          api_key: key,
-          ...(draft.auth === '' ? {} : { auth: draft.auth }),
-          ...(timeout === undefined ? {} : { timeout_ms: timeout }),
-          ...(concurrency === undefined ? {} : { max_concurrency: concurrency }),
-        };
-        const created = await createUpstream(body);
-        // A reset also clears the browser's "edited and now invalid" marks on the emptied fields.
-        element.reset();
-        setDraft(draftOf(undefined));
-        onSaved(created);
-      }
-    });
+  const save = async () => {
+    const checks = new Checks();
+    const timeout = checks.take(() => positiveInteger(draft.timeout_ms, 'timeout_ms', 'milliseconds'));
+    const concurrency = checks.take(() => positiveInteger(draft.max_concurrency, 'max_concurrency', 'calls at once'));
+    const key = draft.api_key.trim();
+    if (!line && key === '') checks.add('api_key: give the vendor key, or a ${VAR} reference to an environment variable');
+    checks.done();
+    if (line) {
+      const body: UpstreamBody = {
+        base_url: draft.base_url.trim(),
+        auth: draft.auth === '' ? null : draft.auth,
+        timeout_ms: timeout ?? null,
+        max_concurrency: concurrency ?? null,
+        ...(key === '' ? {} : { api_key: key }),
+      };
+      onSaved(await changeUpstream(line.id, line.version, body));
+    } else {
+      const body: UpstreamBody = {
+        id: draft.id.trim(),
+        base_url: draft.base_url.trim(),
+        api_key: key,
+        ...(draft.auth === '' ? {} : { auth: draft.auth }),
+        ...(timeout === undefined ? {} : { timeout_ms: timeout }),
+        ...(concurrency === undefined ? {} : { max_concurrency: concurrency }),
+      };
+      const created = await createUpstream(body);
+      // A reset also clears the browser's "edited and now invalid" marks on the emptied fields.
+      form.ref.current?.reset();
+      setDraft(draftOf(undefined));
+      onSaved(created);
+    }
   };
 
-  const label = line ? `Edit line ${line.id}` : 'Add a line';
-  const field = (name: (typeof FIELDS)[number], ...hints: Array<string | undefined>) => describedBy(problems.fields[name], `${id}-${name}-problem`, ...hints);
-
   return (
-    <form ref={form} onSubmit={submit} aria-label={label} class="catalog-form" noValidate>
-      {line?.source === 'config' && <FromFileNote kind="line" />}
-      {editing && problems.conflict && onReload ? (
-        <Conflict onReload={onReload} />
-      ) : (
-        <FormProblemsAlert problems={problems} title={editing ? 'Line not saved.' : 'Line not added.'} />
-      )}
+    <CatalogForm kind="line" item={line} form={form} save={save} onCancel={onCancel} onReload={onReload}>
       <div class="form-row">
         {!editing && (
-          <div class="control">
-            <label for={`${id}-id`}>Line id</label>
-            <input
-              id={`${id}-id`}
-              type="text"
-              required
-              autoComplete="off"
-              spellcheck={false}
-              value={draft.id}
-              onInput={set('id')}
-              {...field('id', `${id}-id-hint`)}
-            />
-            <p id={`${id}-id-hint`} class="hint">
-              The name models give in their lines, such as <code>line-a</code>. It cannot change later.
-            </p>
-            <FieldProblem id={`${id}-id-problem`} problems={problems.fields.id} />
-          </div>
+          <IdControl kind="line" form={form} value={draft.id} onInput={set('id')}>
+            The name models give in their lines, such as <code>line-a</code>.
+          </IdControl>
         )}
         <div class="control control-wide">
           <label for={`${id}-base_url`}>Base URL</label>
           <input
             id={`${id}-base_url`}
-            ref={first}
+            ref={form.first}
             type="text"
             inputMode="url"
             required
@@ -222,17 +175,7 @@ export function LineForm({
           <FieldProblem id={`${id}-max_concurrency-problem`} problems={problems.fields.max_concurrency} />
         </div>
       </div>
-      <div class="actions">
-        <button type="submit" disabled={action.busy}>
-          {action.busy ? 'Saving…' : editing ? 'Save line' : 'Add line'}
-        </button>
-        {onCancel && (
-          <button type="button" class="button-secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
-    </form>
+    </CatalogForm>
   );
 }
 

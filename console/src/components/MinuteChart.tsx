@@ -2,6 +2,7 @@ import { CategoryScale, Chart, Legend, LinearScale, LineController, LineElement,
 import { useEffect, useRef } from 'preact/hooks';
 import { amountFromNano, count } from '../format';
 import { type MinuteRow, minuteLabel } from '../minutes';
+import { ScrollTable } from './Table';
 
 // A line chart needs these parts besides the scales and plugins the spend charts register.
 Chart.register(LineController, LineElement, PointElement, CategoryScale, LinearScale, Legend, Tooltip);
@@ -130,37 +131,35 @@ export function MinuteChart({ caption, minutes }: { caption: string; minutes: Mi
       </div>
       <details class="chart-table">
         <summary>Show the numbers as a table</summary>
-        <div class="table-scroll" tabIndex={0} role="region" aria-label={`${caption}: table`}>
-          <table>
-            <caption class="visually-hidden">{caption}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Minute (UTC)</th>
-                <th scope="col" class="number">
-                  Calls
+        <ScrollTable label={`${caption}: table`}>
+          <caption class="visually-hidden">{caption}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Minute (UTC)</th>
+              <th scope="col" class="number">
+                Calls
+              </th>
+              <th scope="col" class="number">
+                Failed calls
+              </th>
+              <th scope="col" class="number">
+                Cost
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {withCalls.map((minute) => (
+              <tr key={minute.at}>
+                <th scope="row">
+                  <time dateTime={new Date(minute.at).toISOString()}>{minuteLabel(minute.at)}</time>
                 </th>
-                <th scope="col" class="number">
-                  Failed calls
-                </th>
-                <th scope="col" class="number">
-                  Cost
-                </th>
+                <td class="number">{count(minute.calls)}</td>
+                <td class="number">{count(minute.failedCalls)}</td>
+                <td class="number">{amountFromNano(minute.costNano)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {withCalls.map((minute) => (
-                <tr key={minute.at}>
-                  <th scope="row">
-                    <time dateTime={new Date(minute.at).toISOString()}>{minuteLabel(minute.at)}</time>
-                  </th>
-                  <td class="number">{count(minute.calls)}</td>
-                  <td class="number">{count(minute.failedCalls)}</td>
-                  <td class="number">{amountFromNano(minute.costNano)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </ScrollTable>
         <p class="hint">Minutes without calls are left out of the table.</p>
       </details>
     </figure>

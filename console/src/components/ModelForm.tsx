@@ -1,10 +1,9 @@
-import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { changeModel, createModel, type ModelBody } from '../api';
-import { useAction } from '../hooks';
-import { Checks, positiveInteger, priceNamesIn, problemsOf } from '../problems';
+import { Checks, positiveInteger, priceNamesIn } from '../problems';
 import { type CatalogModelView, INTERFACE_NAMES, METERED_PRICES, PRICE_NAMES, PRICE_UNITS, type PriceName } from '../types';
-import { Conflict, FromFileNote } from './CatalogNotes';
-import { describedBy, FieldProblem, FormProblemsAlert, useFocusFirstProblem } from './FormProblems';
+import { CatalogForm, type CatalogFormProps, IdControl, useCatalogForm } from './CatalogForm';
+import { FieldProblem } from './FormProblems';
 
 const FIELDS = ['id', 'upstream_model', 'interfaces', 'lines', 'capabilities', 'max_tokens', 'prices', 'price_tiers'] as const;
 
@@ -83,40 +82,28 @@ function tiersOf(text: string): unknown[] {
 }
 
 /**
- * A new model, or a change of one (`model` given), sent as a PATCH with the version read. Every
+ * A new model, or a change of one (`item` given), sent as a PATCH with the version read. Every
  * field is sent: `prices` and `price_tiers` replace the stored ones as a whole, and an emptied
  * max_tokens is sent as null, which removes it.
  */
 export function ModelForm({
-  model,
+  item: model,
   lineIds,
   onSaved,
   onCancel,
   onReload,
-}: {
-  model?: CatalogModelView;
+}: CatalogFormProps<CatalogModelView> & {
   /** The catalog's line ids, offered as the model's lines; undefined while they load. */
   lineIds: string[] | undefined;
-  onSaved: (model: CatalogModelView) => void;
-  onCancel?: () => void;
-  onReload?: () => Promise<void>;
 }) {
-  const id = useId();
   const editing = model !== undefined;
   const [draft, setDraft] = useState<Draft>(() => draftOf(model));
-  const action = useAction();
-  const form = useRef<HTMLFormElement>(null);
-  const first = useRef<HTMLInputElement>(null);
-  const problems = useMemo(() => problemsOf(action.error, FIELDS), [action.error]);
+  const form = useCatalogForm(FIELDS, editing);
+  const { id, problems, field } = form;
   const badPrices = priceNamesIn(problems.fields.prices);
   const metered = meteredBy(draft.interfaces);
   const interfaceChoices = [...INTERFACE_NAMES, ...draft.interfaces.filter((name) => !(INTERFACE_NAMES as readonly string[]).includes(name))];
   const lineChoices = [...(lineIds ?? []), ...draft.lines.filter((line) => !lineIds?.includes(line))];
-
-  useEffect(() => {
-    if (editing) first.current?.focus();
-  }, []);
-  useFocusFirstProblem(form, action.error);
 
   const update = (change: Partial<Draft>) => setDraft((current) => ({ ...current, ...change }));
   const text = (name: 'id' | 'upstream_model' | 'max_tokens' | 'tiers') => (event: { currentTarget: { value: string } }) =>
@@ -133,11 +120,11 @@ export function ModelForm({
   const addPrice = () => {
     const key = nextRowKey++;
     setDraft((current) => ({ ...current, prices: [...current.prices, { key, name: '', amount: '' }] }));
-    setTimeout(() => form.current?.querySelector<HTMLInputElement>(`[data-price-name="${key}"]`)?.focus());
+    setTimeout(() => form.ref.current?.querySelector<HTMLInputElement>(`[data-price-name="${key}"]`)?.focus());
   };
   const removePrice = (key: number) => {
     setDraft((current) => ({ ...current, prices: current.prices.filter((row) => row.key !== key) }));
-    setTimeout(() => form.current?.querySelector<HTMLButtonElement>('[data-add-price]')?.focus());
+    setTimeout(() => form.ref.current?.querySelector<HTMLButtonElement>('[data-add-price]')?.focus());
   };
   const moveUp = (line: string) => {
     setDraft((current) => {
@@ -149,76 +136,50 @@ export function ModelForm({
     });
     // Focus follows the moved line; at the top it has no Move up button, so the line it passed takes focus.
     setTimeout(() => {
-      const buttons = [...(form.current?.querySelectorAll<HTMLButtonElement>('[data-move-up]') ?? [])];
+      const buttons = [...(form.ref.current?.querySelectorAll<HTMLButtonElement>('[data-move-up]') ?? [])];
       (buttons.find((button) => button.dataset.moveUp === line) ?? buttons[0])?.focus();
     });
   };
 
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void action.run(async () => {
-      const checks = new Checks();
-      if (draft.interfaces.length === 0) checks.add('interfaces: choose at least one interface');
-      if (draft.lines.length === 0) checks.add('lines: choose at least one line');
-      const maxTokens = checks.take(() => positiveInteger(draft.max_tokens, 'max_tokens', 'tokens'));
-      const prices = pricesOf(draft.prices, checks);
-      const tiers = checks.take(() => tiersOf(draft.tiers));
-      checks.done();
-      const fields: ModelBody = {
-        upstream_model: draft.upstream_model.trim(),
-        interfaces: draft.interfaces,
-        lines: draft.lines,
-        capabilities: { image_input: draft.image_input },
-        prices,
-        price_tiers: tiers,
-      };
-      if (model) {
-        onSaved(await changeModel(model.id, model.version, { ...fields, max_tokens: maxTokens ?? null }));
-      } else {
-        const created = await createModel({ id: draft.id.trim(), ...fields, ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }) });
-        form.current?.reset();
-        setDraft(draftOf(undefined));
-        onSaved(created);
-      }
-    });
+  const save = async () => {
+    const checks = new Checks();
+    if (draft.interfaces.length === 0) checks.add('interfaces: choose at least one interface');
+    if (draft.lines.length === 0) checks.add('lines: choose at least one line');
+    const maxTokens = checks.take(() => positiveInteger(draft.max_tokens, 'max_tokens', 'tokens'));
+    const prices = pricesOf(draft.prices, checks);
+    const tiers = checks.take(() => tiersOf(draft.tiers));
+    checks.done();
+    const fields: ModelBody = {
+      upstream_model: draft.upstream_model.trim(),
+      interfaces: draft.interfaces,
+      lines: draft.lines,
+      capabilities: { image_input: draft.image_input },
+      prices,
+      price_tiers: tiers,
+    };
+    if (model) {
+      onSaved(await changeModel(model.id, model.version, { ...fields, max_tokens: maxTokens ?? null }));
+    } else {
+      const created = await createModel({ id: draft.id.trim(), ...fields, ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }) });
+      form.ref.current?.reset();
+      setDraft(draftOf(undefined));
+      onSaved(created);
+    }
   };
 
-  const label = model ? `Edit model ${model.id}` : 'Add a model';
-  const field = (name: (typeof FIELDS)[number], ...hints: Array<string | undefined>) => describedBy(problems.fields[name], `${id}-${name}-problem`, ...hints);
-
   return (
-    <form ref={form} onSubmit={submit} aria-label={label} class="catalog-form" noValidate>
-      {model?.source === 'config' && <FromFileNote kind="model" />}
-      {editing && problems.conflict && onReload ? (
-        <Conflict onReload={onReload} />
-      ) : (
-        <FormProblemsAlert problems={problems} title={editing ? 'Model not saved.' : 'Model not added.'} />
-      )}
+    <CatalogForm kind="model" item={model} form={form} save={save} onCancel={onCancel} onReload={onReload}>
       <div class="form-row">
         {!editing && (
-          <div class="control">
-            <label for={`${id}-id`}>Model id</label>
-            <input
-              id={`${id}-id`}
-              type="text"
-              required
-              autoComplete="off"
-              spellcheck={false}
-              value={draft.id}
-              onInput={text('id')}
-              {...field('id', `${id}-id-hint`)}
-            />
-            <p id={`${id}-id-hint`} class="hint">
-              The name clients call, such as <code>text-model-2</code>. It cannot change later.
-            </p>
-            <FieldProblem id={`${id}-id-problem`} problems={problems.fields.id} />
-          </div>
+          <IdControl kind="model" form={form} value={draft.id} onInput={text('id')}>
+            The name clients call, such as <code>text-model-2</code>.
+          </IdControl>
         )}
         <div class="control">
           <label for={`${id}-upstream_model`}>Upstream model</label>
           <input
             id={`${id}-upstream_model`}
-            ref={first}
+            ref={form.first}
             type="text"
             required
             autoComplete="off"
@@ -421,17 +382,6 @@ export function ModelForm({
         </p>
         <FieldProblem id={`${id}-price_tiers-problem`} problems={problems.fields.price_tiers} />
       </div>
-
-      <div class="actions">
-        <button type="submit" disabled={action.busy}>
-          {action.busy ? 'Saving…' : editing ? 'Save model' : 'Add model'}
-        </button>
-        {onCancel && (
-          <button type="button" class="button-secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
-    </form>
+    </CatalogForm>
   );
 }

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { isoFromLocal } from '../format';
 import { useAction } from '../hooks';
+import { FormActions } from './FormActions';
 import { ErrorAlert } from './Status';
 
 /** A new expiry for keys: a local date and time sent as an ISO time with zone, or "never". */
@@ -57,14 +58,7 @@ export function RenewForm({
         </div>
       </div>
       <ErrorAlert error={action.error} title="Not renewed." />
-      <div class="actions">
-        <button type="submit" disabled={action.busy}>
-          {action.busy ? 'Renewing…' : submitText}
-        </button>
-        <button type="button" class="button-secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={action.busy} busyText="Renewing…" submitText={submitText} onCancel={onCancel} />
     </form>
   );
 }

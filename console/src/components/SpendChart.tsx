@@ -2,6 +2,7 @@ import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, T
 import { useEffect, useRef } from 'preact/hooks';
 import { amount, amountFromNano } from '../format';
 import { type Series, sum, units } from '../spend';
+import { ScrollTable } from './Table';
 
 // Only the parts a stacked bar chart draws, so the bundle carries nothing else of Chart.js.
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
@@ -94,35 +95,33 @@ export function SpendChart({ caption, days, series, groupName }: { caption: stri
       </div>
       <details class="chart-table">
         <summary>Show the numbers as a table</summary>
-        <div class="table-scroll" tabIndex={0} role="region" aria-label={`${caption}: table`}>
-          <table>
-            <caption class="visually-hidden">{caption}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Day (UTC)</th>
-                {series.map((item) => (
-                  <th scope="col" key={item.name}>
-                    {item.name}
-                  </th>
-                ))}
-                <th scope="col">Total</th>
-              </tr>
-            </thead>
-            <tbody>
-              {days.map((day, index) => (
-                <tr key={day}>
-                  <th scope="row">{day}</th>
-                  {series.map((item) => (
-                    <td class="number" key={item.name}>
-                      {amountFromNano(item.nano[index])}
-                    </td>
-                  ))}
-                  <td class="number">{amountFromNano(totals[index])}</td>
-                </tr>
+        <ScrollTable label={`${caption}: table`}>
+          <caption class="visually-hidden">{caption}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Day (UTC)</th>
+              {series.map((item) => (
+                <th scope="col" key={item.name}>
+                  {item.name}
+                </th>
               ))}
-            </tbody>
-          </table>
-        </div>
+              <th scope="col">Total</th>
+            </tr>
+          </thead>
+          <tbody>
+            {days.map((day, index) => (
+              <tr key={day}>
+                <th scope="row">{day}</th>
+                {series.map((item) => (
+                  <td class="number" key={item.name}>
+                    {amountFromNano(item.nano[index])}
+                  </td>
+                ))}
+                <td class="number">{amountFromNano(totals[index])}</td>
+              </tr>
+            ))}
+          </tbody>
+        </ScrollTable>
       </details>
     </figure>
   );

@@ -3,6 +3,7 @@ import { amountFromNano, count, milliseconds } from '../format';
 import { href } from '../router';
 import type { UsageRecordView } from '../types';
 import { StatusBadge } from './StatusBadge';
+import { ScrollTable } from './Table';
 import { Time } from './Time';
 
 function Field({ name, children }: { name: string; children?: ComponentChildren }) {
@@ -55,24 +56,22 @@ export function UsageDetail({ record }: { record: UsageRecordView }) {
       {figures.length === 0 ? (
         <p class="muted">No usage figures were recorded for this call.</p>
       ) : (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Usage figures">
-          <table class="compact">
-            <thead>
-              <tr>
-                <th scope="col">Figure</th>
-                <th scope="col">Value</th>
+        <ScrollTable label="Usage figures" class="compact">
+          <thead>
+            <tr>
+              <th scope="col">Figure</th>
+              <th scope="col">Value</th>
+            </tr>
+          </thead>
+          <tbody>
+            {figures.map(([name, value]) => (
+              <tr key={name}>
+                <th scope="row">{name}</th>
+                <td class="number">{count(value)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {figures.map(([name, value]) => (
-                <tr key={name}>
-                  <th scope="row">{name}</th>
-                  <td class="number">{count(value)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </ScrollTable>
       )}
     </div>
   );

@@ -1,9 +1,9 @@
 import { useId, useState } from 'preact/hooks';
 import { type AuditFilters, listAudit } from '../api';
-import { Pager } from '../components/Pager';
-import { Busy, ErrorAlert, Loading } from '../components/Status';
+import { PagedListView } from '../components/ListView';
+import { ScrollTable } from '../components/Table';
 import { Time } from '../components/Time';
-import { useLoad, usePager } from '../hooks';
+import { usePagedList } from '../hooks';
 import { AUDIT_ACTIONS, AUDIT_ITEM_KINDS, type AuditEntryView } from '../types';
 
 const PAGE_SIZE = 50;
@@ -11,8 +11,7 @@ const PAGE_SIZE = 50;
 export function AuditPage() {
   const [filters, setFilters] = useState<AuditFilters>({});
   const filterKey = JSON.stringify(filters);
-  const pager = usePager(filterKey);
-  const list = useLoad(() => listAudit({ ...filters, limit: PAGE_SIZE, after: pager.after }), [filterKey, pager.after]);
+  const list = usePagedList(filterKey, (page) => listAudit({ ...filters, ...page }), PAGE_SIZE);
 
   return (
     <>
@@ -21,22 +20,9 @@ export function AuditPage() {
       <AuditFilterForm onApply={setFilters} />
       <section aria-labelledby="audit-heading">
         <h2 id="audit-heading">Changes</h2>
-        <Busy loading={list.loading}>
-          {list.loading && <Loading what="changes" />}
-          <ErrorAlert error={list.error} title="The audit log could not be loaded." />
-          {list.data && list.data.data.length === 0 && <p class="empty">No changes match these filters.</p>}
-          {list.data && list.data.data.length > 0 && <AuditTable entries={list.data.data} />}
-          {list.data && (
-            <Pager
-              label="Audit log"
-              pageNumber={pager.pageNumber}
-              hasNext={list.data.next !== null}
-              busy={list.loading}
-              onPrevious={pager.previous}
-              onNext={() => list.data?.next && pager.next(list.data.next)}
-            />
-          )}
-        </Busy>
+        <PagedListView list={list} label="Audit log" what="changes" errorTitle="The audit log could not be loaded." empty="No changes match these filters.">
+          {(entries) => <AuditTable entries={entries} />}
+        </PagedListView>
       </section>
     </>
   );
@@ -44,44 +30,42 @@ export function AuditPage() {
 
 function AuditTable({ entries }: { entries: AuditEntryView[] }) {
   return (
-    <div class="table-scroll" tabIndex={0} role="region" aria-labelledby="audit-heading">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Actor</th>
-            <th scope="col">Action</th>
-            <th scope="col">Item</th>
-            <th scope="col">Before and after</th>
+    <ScrollTable labelledBy="audit-heading">
+      <thead>
+        <tr>
+          <th scope="col">When</th>
+          <th scope="col">Actor</th>
+          <th scope="col">Action</th>
+          <th scope="col">Item</th>
+          <th scope="col">Before and after</th>
+        </tr>
+      </thead>
+      <tbody>
+        {entries.map((entry) => (
+          <tr key={entry.id}>
+            <td class="nowrap">
+              <Time iso={entry.at} />
+            </td>
+            <td>{entry.actor}</td>
+            <th scope="row">
+              <code>{entry.action}</code>
+            </th>
+            <td>
+              {entry.item_kind}
+              {entry.item_id !== null && (
+                <>
+                  {' '}
+                  <code>{entry.item_id}</code>
+                </>
+              )}
+            </td>
+            <td class="changes-cell">
+              <Changes entry={entry} />
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {entries.map((entry) => (
-            <tr key={entry.id}>
-              <td class="nowrap">
-                <Time iso={entry.at} />
-              </td>
-              <td>{entry.actor}</td>
-              <th scope="row">
-                <code>{entry.action}</code>
-              </th>
-              <td>
-                {entry.item_kind}
-                {entry.item_id !== null && (
-                  <>
-                    {' '}
-                    <code>{entry.item_id}</code>
-                  </>
-                )}
-              </td>
-              <td class="changes-cell">
-                <Changes entry={entry} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+        ))}
+      </tbody>
+    </ScrollTable>
   );
 }
 

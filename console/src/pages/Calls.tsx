@@ -1,12 +1,14 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { listModels, listOwners, listUsage, type UsageFilters, usageRecord } from '../api';
-import { Pager } from '../components/Pager';
+import { PagedListView } from '../components/ListView';
+import { OwnerOptions } from '../components/OwnerOptions';
 import { StatusBadge } from '../components/StatusBadge';
-import { Busy, ErrorAlert, Loading } from '../components/Status';
+import { ErrorAlert, Loading } from '../components/Status';
+import { ScrollTable } from '../components/Table';
 import { Time } from '../components/Time';
 import { UsageDetail } from '../components/UsageDetail';
 import { amountFromNano, isoFromLocal, localFromIso, milliseconds } from '../format';
-import { useAction, useLoad, usePager } from '../hooks';
+import { useAction, useLoad, usePagedList } from '../hooks';
 import { href } from '../router';
 import { INTERFACE_NAMES, type UsageRecordView } from '../types';
 
@@ -27,8 +29,7 @@ export function CallsPage({ params }: { params: URLSearchParams }) {
   const filters = filtersOf(params);
   // The filters alone, so a `request` in the hash neither reloads the list nor turns its page.
   const filterKey = new URLSearchParams(filters as Record<string, string>).toString();
-  const pager = usePager(filterKey);
-  const list = useLoad(() => listUsage({ ...filters, limit: PAGE_SIZE, after: pager.after }), [filterKey, pager.after]);
+  const list = usePagedList(filterKey, (page) => listUsage({ ...filters, ...page }), PAGE_SIZE);
   const [shown, setShown] = useState<UsageRecordView | null>(null);
   // `#/calls?request=<id>` shows that call, as the lookup does (links from other pages).
   const requested = params.get('request')?.trim() ?? '';
@@ -52,22 +53,9 @@ export function CallsPage({ params }: { params: URLSearchParams }) {
       <section aria-labelledby="calls-heading">
         <h2 id="calls-heading">Recent calls</h2>
         <FilterForm key={filterKey} filters={filters} />
-        <Busy loading={list.loading}>
-          {list.loading && <Loading what="calls" />}
-          <ErrorAlert error={list.error} title="Calls could not be loaded." />
-          {list.data && list.data.data.length === 0 && <p class="empty">No calls match these filters.</p>}
-          {list.data && list.data.data.length > 0 && <CallTable records={list.data.data} shown={shown} onShow={setShown} />}
-          {list.data && (
-            <Pager
-              label="Calls"
-              pageNumber={pager.pageNumber}
-              hasNext={list.data.next !== null}
-              busy={list.loading}
-              onPrevious={pager.previous}
-              onNext={() => list.data?.next && pager.next(list.data.next)}
-            />
-          )}
-        </Busy>
+        <PagedListView list={list} label="Calls" what="calls" errorTitle="Calls could not be loaded." empty="No calls match these filters.">
+          {(records) => <CallTable records={records} shown={shown} onShow={setShown} />}
+        </PagedListView>
       </section>
     </>
   );
@@ -137,49 +125,47 @@ function CallDetail({ record, onClose }: { record: UsageRecordView; onClose: () 
 
 function CallTable({ records, shown, onShow }: { records: UsageRecordView[]; shown: UsageRecordView | null; onShow: (record: UsageRecordView) => void }) {
   return (
-    <div class="table-scroll" tabIndex={0} role="region" aria-labelledby="calls-heading">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Started</th>
-            <th scope="col">Request id</th>
-            <th scope="col">Owner</th>
-            <th scope="col">Model</th>
-            <th scope="col">Interface</th>
-            <th scope="col">Status</th>
-            <th scope="col" class="number">
-              Cost
+    <ScrollTable labelledBy="calls-heading">
+      <thead>
+        <tr>
+          <th scope="col">Started</th>
+          <th scope="col">Request id</th>
+          <th scope="col">Owner</th>
+          <th scope="col">Model</th>
+          <th scope="col">Interface</th>
+          <th scope="col">Status</th>
+          <th scope="col" class="number">
+            Cost
+          </th>
+          <th scope="col" class="number">
+            Duration
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {records.map((record) => (
+          <tr key={record.request_id} class={shown?.request_id === record.request_id ? 'selected' : undefined}>
+            <td class="nowrap">
+              <Time iso={record.started_at} />
+            </td>
+            <th scope="row">
+              <button type="button" class="link-button mono" onClick={() => onShow(record)} aria-label={`Show call ${record.request_id}`}>
+                {record.request_id}
+              </button>
             </th>
-            <th scope="col" class="number">
-              Duration
-            </th>
+            <td>{record.owner_id}</td>
+            <td>{record.model}</td>
+            <td>{record.interface}</td>
+            <td>
+              <StatusBadge status={record.status} />
+              {record.error_code && <span class="muted"> {record.error_code}</span>}
+            </td>
+            <td class="number">{amountFromNano(record.cost_nano)}</td>
+            <td class="number nowrap">{milliseconds(record.duration_ms)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {records.map((record) => (
-            <tr key={record.request_id} class={shown?.request_id === record.request_id ? 'selected' : undefined}>
-              <td class="nowrap">
-                <Time iso={record.started_at} />
-              </td>
-              <th scope="row">
-                <button type="button" class="link-button mono" onClick={() => onShow(record)} aria-label={`Show call ${record.request_id}`}>
-                  {record.request_id}
-                </button>
-              </th>
-              <td>{record.owner_id}</td>
-              <td>{record.model}</td>
-              <td>{record.interface}</td>
-              <td>
-                <StatusBadge status={record.status} />
-                {record.error_code && <span class="muted"> {record.error_code}</span>}
-              </td>
-              <td class="number">{amountFromNano(record.cost_nano)}</td>
-              <td class="number nowrap">{milliseconds(record.duration_ms)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+        ))}
+      </tbody>
+    </ScrollTable>
   );
 }
 
@@ -210,20 +196,13 @@ function FilterForm({ filters }: { filters: UsageFilters }) {
     location.hash = href('calls', values);
   };
 
-  const ownerIds = owners.data?.map((owner) => owner.id) ?? [];
   return (
     <form class="filters panel" onSubmit={apply} aria-label="Filter calls">
       <div class="form-row">
         <div class="control">
           <label for={`${id}-owner`}>Owner</label>
           <select id={`${id}-owner`} value={draft.owner} onChange={set('owner')}>
-            <option value="">Any owner</option>
-            {draft.owner !== '' && !ownerIds.includes(draft.owner) && <option value={draft.owner}>{draft.owner}</option>}
-            {ownerIds.map((owner) => (
-              <option key={owner} value={owner}>
-                {owner}
-              </option>
-            ))}
+            <OwnerOptions any="Any owner" owners={owners.data} chosen={draft.owner} />
           </select>
         </div>
         <div class="control">

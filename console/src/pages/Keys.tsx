@@ -1,14 +1,18 @@
 import { Fragment } from 'preact';
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useId, useState } from 'preact/hooks';
 import { deleteKey, listKeys, listOwners, renewKey, renewProjectKeys, setKeyEnabled } from '../api';
+import { ConfirmDelete } from '../components/ConfirmDelete';
 import { KeyState } from '../components/KeyState';
+import { ListView } from '../components/ListView';
 import { NewKey } from '../components/NewKey';
+import { OwnerOptions } from '../components/OwnerOptions';
 import { Pager } from '../components/Pager';
 import { RenewForm } from '../components/RenewForm';
-import { Busy, ErrorAlert, Loading, Notice } from '../components/Status';
+import { ErrorAlert, Notice } from '../components/Status';
+import { FormRow, ScrollTable } from '../components/Table';
 import { Time } from '../components/Time';
 import { count, modelsScope } from '../format';
-import { useAction, useLoad, usePager } from '../hooks';
+import { useAction, useLoad, usePagedList } from '../hooks';
 import { href } from '../router';
 import type { CreatedKeyView, KeyView, OwnerView } from '../types';
 import { CreateKeyForm } from './KeyCreate';
@@ -20,8 +24,7 @@ type RowMode = { id: string; mode: 'renew' | 'delete' } | null;
 export function KeysPage({ params }: { params: URLSearchParams }) {
   const ownerFilter = params.get('owner') ?? '';
   const owners = useLoad(listOwners, []);
-  const pager = usePager(ownerFilter);
-  const keys = useLoad(() => listKeys({ owner: ownerFilter || undefined, limit: PAGE_SIZE, after: pager.after }), [ownerFilter, pager.after]);
+  const keys = usePagedList(ownerFilter, (page) => listKeys({ owner: ownerFilter || undefined, ...page }), PAGE_SIZE);
   const [created, setCreated] = useState<CreatedKeyView | null>(null);
   const [open, setOpen] = useState<RowMode>(null);
   const [notice, setNotice] = useState<string | undefined>(undefined);
@@ -69,84 +72,68 @@ export function KeysPage({ params }: { params: URLSearchParams }) {
                 location.hash = href('keys', owner === '' ? {} : { owner });
               }}
             >
-              <option value="">All owners</option>
-              {ownerFilter !== '' && !owners.data?.some((owner) => owner.id === ownerFilter) && <option value={ownerFilter}>{ownerFilter}</option>}
-              {owners.data?.map((owner) => (
-                <option key={owner.id} value={owner.id}>
-                  {owner.id}
-                </option>
-              ))}
+              <OwnerOptions any="All owners" owners={owners.data} chosen={ownerFilter} />
             </select>
           </div>
         </div>
         {notice && <Notice>{notice}</Notice>}
         <ErrorAlert error={toggle.error} title="The key was not changed." />
-        <Busy loading={keys.loading}>
-          {keys.loading && !keys.data && <Loading what="keys" />}
-          <ErrorAlert error={keys.error} title="Keys could not be loaded." />
-          {keys.data && keys.data.data.length === 0 && <p class="empty">No keys{ownerFilter && ` for ${ownerFilter}`}.</p>}
-          {keys.data && keys.data.data.length > 0 && (
-            <div class="table-scroll" tabIndex={0} role="region" aria-labelledby="keys-heading">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Prefix</th>
-                    <th scope="col">Owner</th>
-                    <th scope="col">Models</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Created</th>
-                    {showLastUsed && <th scope="col">Last used</th>}
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {keys.data.data.map((key) => (
-                    <Fragment key={key.id}>
-                      <KeyRow
-                        keyView={key}
-                        showLastUsed={showLastUsed}
-                        open={open?.id === key.id ? open.mode : null}
-                        busy={toggle.busy}
-                        onOpen={(mode) => setOpen(mode === null ? null : { id: key.id, mode })}
-                        onToggle={() =>
-                          void toggle.run(async () => {
-                            const updated = await setKeyEnabled(key.id, !key.enabled);
-                            changed(`Key ${updated.prefix} ${updated.enabled ? 'enabled' : 'disabled'}.`);
-                          })
-                        }
-                      />
-                      {open?.id === key.id && (
-                        <tr class="row-form">
-                          <td colSpan={columns}>
-                            {open.mode === 'renew' ? (
-                              <RenewKey keyView={key} kind={kindOf(key.owner)} onDone={changed} onCancel={() => setOpen(null)} />
-                            ) : (
-                              <DeleteKey keyView={key} onDone={changed} onCancel={() => setOpen(null)} />
-                            )}
-                          </td>
-                        </tr>
-                      )}
-                    </Fragment>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+        <ListView
+          list={keys}
+          rows={keys.data?.data}
+          what="keys"
+          errorTitle="Keys could not be loaded."
+          empty={<>No keys{ownerFilter && ` for ${ownerFilter}`}.</>}
+          footer={<Pager label="Keys" list={keys} />}
+        >
+          {(rows) => (
+            <ScrollTable labelledBy="keys-heading">
+              <thead>
+                <tr>
+                  <th scope="col">Prefix</th>
+                  <th scope="col">Owner</th>
+                  <th scope="col">Models</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Source</th>
+                  <th scope="col">Created</th>
+                  {showLastUsed && <th scope="col">Last used</th>}
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((key) => (
+                  <Fragment key={key.id}>
+                    <KeyRow
+                      keyView={key}
+                      showLastUsed={showLastUsed}
+                      open={open?.id === key.id ? open.mode : null}
+                      busy={toggle.busy}
+                      onOpen={(mode) => setOpen(mode === null ? null : { id: key.id, mode })}
+                      onToggle={() =>
+                        void toggle.run(async () => {
+                          const updated = await setKeyEnabled(key.id, !key.enabled);
+                          changed(`Key ${updated.prefix} ${updated.enabled ? 'enabled' : 'disabled'}.`);
+                        })
+                      }
+                    />
+                    {open?.id === key.id && (
+                      <FormRow columns={columns}>
+                        {open.mode === 'renew' ? (
+                          <RenewKey keyView={key} kind={kindOf(key.owner)} onDone={changed} onCancel={() => setOpen(null)} />
+                        ) : (
+                          <DeleteKey keyView={key} onDone={changed} onCancel={() => setOpen(null)} />
+                        )}
+                      </FormRow>
+                    )}
+                  </Fragment>
+                ))}
+              </tbody>
+            </ScrollTable>
           )}
-          {keys.data && (
-            <Pager
-              label="Keys"
-              pageNumber={pager.pageNumber}
-              hasNext={keys.data.next !== null}
-              busy={keys.loading}
-              onPrevious={pager.previous}
-              onNext={() => keys.data?.next && pager.next(keys.data.next)}
-            />
-          )}
-        </Busy>
+        </ListView>
       </section>
     </>
   );
@@ -270,39 +257,22 @@ function RenewKey({
 }
 
 function DeleteKey({ keyView: key, onDone, onCancel }: { keyView: KeyView; onDone: (text: string) => void; onCancel: () => void }) {
-  const action = useAction();
-  const confirm = useRef<HTMLButtonElement>(null);
-
-  useEffect(() => confirm.current?.focus(), []);
   return (
-    <div class="confirm" role="group" aria-label={`Delete key ${key.prefix}`}>
-      <p>
-        <strong>
+    <ConfirmDelete
+      kind="key"
+      name={key.prefix}
+      source={key.source}
+      question={
+        <>
           Delete key <code>{key.prefix}</code> of {key.owner}?
-        </strong>{' '}
-        Calls with it stop working; its usage records stay.
-        {key.source === 'config' && ' It comes from the configuration file, so it comes back at the next start.'}
-      </p>
-      <ErrorAlert error={action.error} title="Key not deleted." />
-      <div class="actions">
-        <button
-          type="button"
-          class="button-danger"
-          disabled={action.busy}
-          ref={confirm}
-          onClick={() =>
-            void action.run(async () => {
-              const deleted = await deleteKey(key.id);
-              onDone(`Key ${deleted.prefix} deleted.`);
-            })
-          }
-        >
-          {action.busy ? 'Deleting…' : 'Yes, delete the key'}
-        </button>
-        <button type="button" class="button-secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </div>
+        </>
+      }
+      note="Calls with it stop working; its usage records stay."
+      onConfirm={async () => {
+        const deleted = await deleteKey(key.id);
+        onDone(`Key ${deleted.prefix} deleted.`);
+      }}
+      onCancel={onCancel}
+    />
   );
 }

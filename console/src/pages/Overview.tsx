@@ -1,8 +1,10 @@
 import { useEffect, useMemo } from 'preact/hooks';
 import { dailyTotals, lineStates, minuteTotals } from '../api';
+import { ListView } from '../components/ListView';
 import { MinuteChart } from '../components/MinuteChart';
 import { SpendChart } from '../components/SpendChart';
 import { Busy, ErrorAlert, Loading } from '../components/Status';
+import { ScrollTable } from '../components/Table';
 import { addDays, amountFromNano, count, daysBetween, utcClock, utcDay } from '../format';
 import { useLoad } from '../hooks';
 import { fillMinutes, minuteLabel } from '../minutes';
@@ -130,12 +132,9 @@ function LiveFigures() {
           )}
           .
         </p>
-        <Busy loading={lines.loading}>
-          {lines.loading && !lines.data && <Loading what="lines" />}
-          <ErrorAlert error={lines.error} title="The lines could not be loaded." />
-          {lines.data && lines.data.lines.length === 0 && <p class="empty">The catalog has no lines.</p>}
-          {lines.data && lines.data.lines.length > 0 && <LineStates lines={lines.data.lines} />}
-        </Busy>
+        <ListView list={lines} rows={lines.data?.lines} what="lines" errorTitle="The lines could not be loaded." empty="The catalog has no lines.">
+          {(rows) => <LineStates lines={rows} />}
+        </ListView>
       </section>
     </>
   );
@@ -143,42 +142,40 @@ function LiveFigures() {
 
 function LineStates({ lines }: { lines: LineStateView[] }) {
   return (
-    <div class="table-scroll" tabIndex={0} role="region" aria-labelledby="lines-heading">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Line</th>
-            <th scope="col">Address</th>
-            <th scope="col" class="number">
-              In flight
-            </th>
-            <th scope="col">State</th>
+    <ScrollTable labelledBy="lines-heading">
+      <thead>
+        <tr>
+          <th scope="col">Line</th>
+          <th scope="col">Address</th>
+          <th scope="col" class="number">
+            In flight
+          </th>
+          <th scope="col">State</th>
+        </tr>
+      </thead>
+      <tbody>
+        {lines.map((line) => (
+          <tr key={line.id}>
+            <th scope="row">{line.id}</th>
+            <td>
+              <code>{line.base_url}</code>
+            </td>
+            <td class="number">
+              {count(line.in_flight)}
+              {line.max_concurrency === null ? <span class="muted"> (no limit)</span> : ` of ${count(line.max_concurrency)}`}
+            </td>
+            <td>
+              {line.cooling ? (
+                <span class="badge badge-warn">
+                  Cooling until {line.cooling_until === null ? 'soon' : <time dateTime={line.cooling_until}>{utcClock(line.cooling_until)}</time>}
+                </span>
+              ) : (
+                <span class="badge badge-ok">Ready</span>
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {lines.map((line) => (
-            <tr key={line.id}>
-              <th scope="row">{line.id}</th>
-              <td>
-                <code>{line.base_url}</code>
-              </td>
-              <td class="number">
-                {count(line.in_flight)}
-                {line.max_concurrency === null ? <span class="muted"> (no limit)</span> : ` of ${count(line.max_concurrency)}`}
-              </td>
-              <td>
-                {line.cooling ? (
-                  <span class="badge badge-warn">
-                    Cooling until {line.cooling_until === null ? 'soon' : <time dateTime={line.cooling_until}>{utcClock(line.cooling_until)}</time>}
-                  </span>
-                ) : (
-                  <span class="badge badge-ok">Ready</span>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+        ))}
+      </tbody>
+    </ScrollTable>
   );
 }

@@ -3,9 +3,11 @@ import { dailyTotals, listAllKeys, renewProjectKeys } from '../api';
 import { BudgetBar } from '../components/BudgetBar';
 import { BudgetForm } from '../components/BudgetForm';
 import { KeyState } from '../components/KeyState';
+import { ListView } from '../components/ListView';
 import { RenewForm } from '../components/RenewForm';
 import { SpendChart } from '../components/SpendChart';
 import { Busy, ErrorAlert, Loading, Notice } from '../components/Status';
+import { ScrollTable } from '../components/Table';
 import { Time } from '../components/Time';
 import { addDays, amountFromNano, count, daysBetween, modelsScope, utcDay } from '../format';
 import { useLoad } from '../hooks';
@@ -79,41 +81,36 @@ function OwnerKeys({ owner }: { owner: OwnerView }) {
     <>
       <h3>Keys</h3>
       {notice && <Notice>{notice}</Notice>}
-      <Busy loading={keys.loading}>
-        {keys.loading && !keys.data && <Loading what="keys" />}
-        <ErrorAlert error={keys.error} title="Keys could not be loaded." />
-        {keys.data && keys.data.length === 0 && <p class="empty">{owner.id} has no keys.</p>}
-        {keys.data && keys.data.length > 0 && (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label={`Keys of ${owner.id}`}>
-            <table class="compact">
-              <thead>
-                <tr>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Models</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Expires</th>
+      <ListView list={keys} rows={keys.data} what="keys" errorTitle="Keys could not be loaded." empty={`${owner.id} has no keys.`}>
+        {(rows) => (
+          <ScrollTable label={`Keys of ${owner.id}`} class="compact">
+            <thead>
+              <tr>
+                <th scope="col">Prefix</th>
+                <th scope="col">Models</th>
+                <th scope="col">Status</th>
+                <th scope="col">Expires</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((key) => (
+                <tr key={key.id}>
+                  <th scope="row">
+                    <code>{key.prefix}</code>
+                  </th>
+                  <td>{modelsScope(key.models)}</td>
+                  <td>
+                    <KeyState keyView={key} />
+                  </td>
+                  <td>
+                    <Time iso={key.expires_at} empty="Never" />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {keys.data.map((key) => (
-                  <tr key={key.id}>
-                    <th scope="row">
-                      <code>{key.prefix}</code>
-                    </th>
-                    <td>{modelsScope(key.models)}</td>
-                    <td>
-                      <KeyState keyView={key} />
-                    </td>
-                    <td>
-                      <Time iso={key.expires_at} empty="Never" />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+              ))}
+            </tbody>
+          </ScrollTable>
         )}
-      </Busy>
+      </ListView>
       <p class="actions">
         <a href={href('keys', { owner: owner.id })}>Manage the keys of {owner.id}</a>
         {owner.kind === 'project' && !renewing && (

@@ -3,7 +3,9 @@ import { useId, useState } from 'preact/hooks';
 import { createOwner, listOwners } from '../api';
 import { BudgetBar } from '../components/BudgetBar';
 import { BudgetForm } from '../components/BudgetForm';
-import { Busy, ErrorAlert, Loading, Notice } from '../components/Status';
+import { ListView } from '../components/ListView';
+import { ErrorAlert, Notice } from '../components/Status';
+import { FormRow, ScrollTable } from '../components/Table';
 import { amountFromNano } from '../format';
 import { useAction, useLoad } from '../hooks';
 import { href } from '../router';
@@ -36,75 +38,68 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
       <section aria-labelledby="owners-heading">
         <h2 id="owners-heading">Quota owners</h2>
         {notice && <Notice>{notice}</Notice>}
-        <Busy loading={owners.loading}>
-          {owners.loading && !owners.data && <Loading what="owners" />}
-          <ErrorAlert error={owners.error} title="Owners could not be loaded." />
-          {owners.data && owners.data.length === 0 && <p class="empty">No owners yet. Create one above.</p>}
-          {owners.data && owners.data.length > 0 && (
-            <div class="table-scroll" tabIndex={0} role="region" aria-labelledby="owners-heading">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Owner</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col" class="number">
-                      Budget
-                    </th>
-                    <th scope="col" class="number">
-                      Spent
-                    </th>
-                    <th scope="col" class="number">
-                      Reserved
-                    </th>
-                    <th scope="col">Use of budget</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {owners.data.map((owner) => (
-                    <Fragment key={owner.id}>
-                      <tr class={owner.id === selected ? 'selected' : undefined}>
-                        <th scope="row">
-                          <a href={href('owners', { owner: owner.id })} aria-current={owner.id === selected ? 'true' : undefined}>
-                            {owner.id}
-                          </a>
-                        </th>
-                        <td>{owner.kind}</td>
-                        <td class="number">{owner.budget_nano === null ? 'Unlimited' : amountFromNano(owner.budget_nano)}</td>
-                        <td class="number">{amountFromNano(owner.spent_nano)}</td>
-                        <td class="number">{amountFromNano(owner.reserved_nano)}</td>
-                        <td>
-                          <BudgetBar owner={owner} />
-                        </td>
-                        <td>{owner.source}</td>
-                        <td>
-                          <button
-                            type="button"
-                            class="button-secondary button-small"
-                            aria-expanded={editing === owner.id}
-                            onClick={() => setEditing(editing === owner.id ? null : owner.id)}
-                          >
-                            Change budget<span class="visually-hidden"> of {owner.id}</span>
-                          </button>
-                        </td>
-                      </tr>
-                      {editing === owner.id && (
-                        <tr class="row-form">
-                          <td colSpan={8}>
-                            <BudgetForm owner={owner} onSaved={saved} onCancel={() => setEditing(null)} />
-                          </td>
-                        </tr>
-                      )}
-                    </Fragment>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+        <ListView list={owners} rows={owners.data} what="owners" errorTitle="Owners could not be loaded." empty="No owners yet. Create one above.">
+          {(rows) => (
+            <ScrollTable labelledBy="owners-heading">
+              <thead>
+                <tr>
+                  <th scope="col">Owner</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col" class="number">
+                    Budget
+                  </th>
+                  <th scope="col" class="number">
+                    Spent
+                  </th>
+                  <th scope="col" class="number">
+                    Reserved
+                  </th>
+                  <th scope="col">Use of budget</th>
+                  <th scope="col">Source</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((owner) => (
+                  <Fragment key={owner.id}>
+                    <tr class={owner.id === selected ? 'selected' : undefined}>
+                      <th scope="row">
+                        <a href={href('owners', { owner: owner.id })} aria-current={owner.id === selected ? 'true' : undefined}>
+                          {owner.id}
+                        </a>
+                      </th>
+                      <td>{owner.kind}</td>
+                      <td class="number">{owner.budget_nano === null ? 'Unlimited' : amountFromNano(owner.budget_nano)}</td>
+                      <td class="number">{amountFromNano(owner.spent_nano)}</td>
+                      <td class="number">{amountFromNano(owner.reserved_nano)}</td>
+                      <td>
+                        <BudgetBar owner={owner} />
+                      </td>
+                      <td>{owner.source}</td>
+                      <td>
+                        <button
+                          type="button"
+                          class="button-secondary button-small"
+                          aria-expanded={editing === owner.id}
+                          onClick={() => setEditing(editing === owner.id ? null : owner.id)}
+                        >
+                          Change budget<span class="visually-hidden"> of {owner.id}</span>
+                        </button>
+                      </td>
+                    </tr>
+                    {editing === owner.id && (
+                      <FormRow columns={8}>
+                        <BudgetForm owner={owner} onSaved={saved} onCancel={() => setEditing(null)} />
+                      </FormRow>
+                    )}
+                  </Fragment>
+                ))}
+              </tbody>
+            </ScrollTable>
           )}
-        </Busy>
+        </ListView>
       </section>
       {selected !== '' && owners.data && !selectedOwner && (
         <p class="alert alert-error" role="alert">

@@ -1,10 +1,12 @@
 import { useId, useState } from 'preact/hooks';
 import { listOwners, listVideoTasks } from '../api';
-import { Pager } from '../components/Pager';
-import { Busy, ErrorAlert, Loading } from '../components/Status';
+import { PagedListView } from '../components/ListView';
+import { OwnerOptions } from '../components/OwnerOptions';
+import { ErrorAlert } from '../components/Status';
+import { ScrollTable } from '../components/Table';
 import { Time } from '../components/Time';
 import { amountFromNano } from '../format';
-import { useLoad, usePager } from '../hooks';
+import { useLoad, usePagedList } from '../hooks';
 import { href } from '../router';
 import type { VideoTaskState, VideoTaskView } from '../types';
 
@@ -28,8 +30,7 @@ function filtersOf(params: URLSearchParams): VideoFilters {
 export function VideoTasksPage({ params }: { params: URLSearchParams }) {
   const filters = filtersOf(params);
   const filterKey = JSON.stringify(filters);
-  const pager = usePager(filterKey);
-  const list = useLoad(() => listVideoTasks({ ...filters, limit: PAGE_SIZE, after: pager.after }), [filterKey, pager.after]);
+  const list = usePagedList(filterKey, (page) => listVideoTasks({ ...filters, ...page }), PAGE_SIZE);
   const described = filters.state === 'open' ? 'Open video tasks' : filters.state === 'settled' ? 'Settled video tasks' : 'Video tasks';
 
   return (
@@ -45,22 +46,15 @@ export function VideoTasksPage({ params }: { params: URLSearchParams }) {
           {described}
           {filters.owner && ` of ${filters.owner}`}
         </h2>
-        <Busy loading={list.loading}>
-          {list.loading && <Loading what="video tasks" />}
-          <ErrorAlert error={list.error} title="Video tasks could not be loaded." />
-          {list.data && list.data.data.length === 0 && <p class="empty">No video tasks match these filters.</p>}
-          {list.data && list.data.data.length > 0 && <VideoTable tasks={list.data.data} />}
-          {list.data && (
-            <Pager
-              label="Video tasks"
-              pageNumber={pager.pageNumber}
-              hasNext={list.data.next !== null}
-              busy={list.loading}
-              onPrevious={pager.previous}
-              onNext={() => list.data?.next && pager.next(list.data.next)}
-            />
-          )}
-        </Busy>
+        <PagedListView
+          list={list}
+          label="Video tasks"
+          what="video tasks"
+          errorTitle="Video tasks could not be loaded."
+          empty="No video tasks match these filters."
+        >
+          {(tasks) => <VideoTable tasks={tasks} />}
+        </PagedListView>
       </section>
     </>
   );
@@ -68,61 +62,59 @@ export function VideoTasksPage({ params }: { params: URLSearchParams }) {
 
 function VideoTable({ tasks }: { tasks: VideoTaskView[] }) {
   return (
-    <div class="table-scroll" tabIndex={0} role="region" aria-labelledby="video-heading">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Task id</th>
-            <th scope="col">Owner</th>
-            <th scope="col">Model</th>
-            <th scope="col">Status</th>
-            <th scope="col">Submitted</th>
-            <th scope="col" class="number">
-              Reserved
+    <ScrollTable labelledBy="video-heading">
+      <thead>
+        <tr>
+          <th scope="col">Task id</th>
+          <th scope="col">Owner</th>
+          <th scope="col">Model</th>
+          <th scope="col">Status</th>
+          <th scope="col">Submitted</th>
+          <th scope="col" class="number">
+            Reserved
+          </th>
+          <th scope="col">Settled</th>
+          <th scope="col">Settlement</th>
+          <th scope="col" class="number">
+            Cost
+          </th>
+          <th scope="col">Submit request</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tasks.map((task) => (
+          <tr key={task.id}>
+            <th scope="row">
+              <code>{task.id}</code>
             </th>
-            <th scope="col">Settled</th>
-            <th scope="col">Settlement</th>
-            <th scope="col" class="number">
-              Cost
-            </th>
-            <th scope="col">Submit request</th>
+            <td>
+              <a href={href('owners', { owner: task.owner_id })}>{task.owner_id}</a>
+            </td>
+            <td>
+              {task.model}
+              <span class="muted"> ({task.interface})</span>
+            </td>
+            <td>
+              <code>{task.status}</code>
+              {task.last_error && <div class="muted cell-note">{task.last_error}</div>}
+            </td>
+            <td>
+              <Time iso={task.submitted_at} />
+            </td>
+            <td class="number">{amountFromNano(task.reserved_nano)}</td>
+            <td>{task.settled_at === null ? <span class="badge badge-warn">Open</span> : <Time iso={task.settled_at} />}</td>
+            <td>{task.settlement ?? <span class="muted">—</span>}</td>
+            <td class="number">{task.cost_nano === null ? <span class="muted">—</span> : amountFromNano(task.cost_nano)}</td>
+            <td>
+              <a class="mono" href={href('calls', { request: task.submit_request_id })}>
+                <span class="visually-hidden">Call </span>
+                {task.submit_request_id}
+              </a>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {tasks.map((task) => (
-            <tr key={task.id}>
-              <th scope="row">
-                <code>{task.id}</code>
-              </th>
-              <td>
-                <a href={href('owners', { owner: task.owner_id })}>{task.owner_id}</a>
-              </td>
-              <td>
-                {task.model}
-                <span class="muted"> ({task.interface})</span>
-              </td>
-              <td>
-                <code>{task.status}</code>
-                {task.last_error && <div class="muted cell-note">{task.last_error}</div>}
-              </td>
-              <td>
-                <Time iso={task.submitted_at} />
-              </td>
-              <td class="number">{amountFromNano(task.reserved_nano)}</td>
-              <td>{task.settled_at === null ? <span class="badge badge-warn">Open</span> : <Time iso={task.settled_at} />}</td>
-              <td>{task.settlement ?? <span class="muted">—</span>}</td>
-              <td class="number">{task.cost_nano === null ? <span class="muted">—</span> : amountFromNano(task.cost_nano)}</td>
-              <td>
-                <a class="mono" href={href('calls', { request: task.submit_request_id })}>
-                  <span class="visually-hidden">Call </span>
-                  {task.submit_request_id}
-                </a>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+        ))}
+      </tbody>
+    </ScrollTable>
   );
 }
 
@@ -141,7 +133,6 @@ function VideoFilterForm({ filters }: { filters: VideoFilters }) {
     location.hash = href('video', values);
   };
 
-  const ownerIds = owners.data?.map((item) => item.id) ?? [];
   return (
     <form class="filters panel" onSubmit={apply} aria-label="Filter video tasks">
       <div class="form-row">
@@ -159,13 +150,7 @@ function VideoFilterForm({ filters }: { filters: VideoFilters }) {
         <div class="control">
           <label for={`${id}-owner`}>Owner</label>
           <select id={`${id}-owner`} value={owner} onChange={(event) => setOwner(event.currentTarget.value)}>
-            <option value="">Any owner</option>
-            {owner !== '' && !ownerIds.includes(owner) && <option value={owner}>{owner}</option>}
-            {ownerIds.map((item) => (
-              <option key={item} value={item}>
-                {item}
-              </option>
-            ))}
+            <OwnerOptions any="Any owner" owners={owners.data} chosen={owner} />
           </select>
           <ErrorAlert error={owners.error} title="Owners could not be loaded." />
         </div>
