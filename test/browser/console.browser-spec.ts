@@ -3,10 +3,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Browser, BrowserContext, chromium, Locator, Page } from 'playwright-core';
 import { UpstreamSimulator } from '../simulator/upstream-simulator';
 import { GatewayProcess, launchGateway } from '../support/gateway-process';
-import { standardConfigYaml, VENDOR_KEY } from '../support/test-config';
+import { KEYS, standardConfigYaml, VENDOR_KEY } from '../support/test-config';
 import { migratedFolder } from '../support/test-database';
 
 /**
@@ -33,6 +33,17 @@ async function accessibilityProblems(page: Page): Promise<string[]> {
     .map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
 }
 
+/** The field's value once it is `value`, or what it still is after 10 s. */
+async function waitForValue(field: Locator, value: string): Promise<string> {
+  const deadline = Date.now() + 10_000;
+  let current = await field.inputValue();
+  while (current !== value && Date.now() < deadline) {
+    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+    current = await field.inputValue();
+  }
+  return current;
+}
+
 describe('the operator console in a browser', () => {
   let simulator: UpstreamSimulator;
   let gateway: GatewayProcess;
@@ -43,7 +54,7 @@ describe('the operator console in a browser', () => {
   /** Console errors and uncaught exceptions of every page, and every URL the browser asked for. */
   const browserErrors: string[] = [];
   const requested: string[] = [];
-  const made = { key: '', prefix: '', requestId: '', cost: '' };
+  const made = { key: '', prefix: '', requestId: '', cost: '', simulatorUrl: '' };
 
   function watch(watched: Page): Page {
     watched.on('console', (message) => {
@@ -52,6 +63,13 @@ describe('the operator console in a browser', () => {
     watched.on('pageerror', (error) => browserErrors.push(error.message));
     watched.on('request', (request) => requested.push(request.url()));
     return watched;
+  }
+
+  /** Chromium logs every refused request as a console error: a refusal the test asked for is taken off the list. */
+  function expectRefusalLogged(status: number, path: string): void {
+    const logged = browserErrors.findIndex((text) => text.includes(`status of ${status}`) && text.includes(`${path})`));
+    expect({ status, path, logged: logged >= 0 }).toEqual({ status, path, logged: true });
+    browserErrors.splice(logged, 1);
   }
 
   async function signIn(onPage: Page): Promise<void> {
@@ -82,7 +100,11 @@ describe('the operator console in a browser', () => {
     const simulatorUrl = await simulator.start();
     workDir = await mkdtemp(join(tmpdir(), 'console-browser-'));
     const config = join(workDir, 'gateway.yaml');
-    await writeFile(config, standardConfigYaml(simulatorUrl));
+    // The standard test catalog and one video model, so the video page has a task to show.
+    const videoModel =
+      '  - id: video-model\n    upstream_model: vendor-video-c-2\n    interfaces: [video_c]\n    lines: [line-a]\n    prices: { output_seconds: 0.05 }\n';
+    await writeFile(config, standardConfigYaml(simulatorUrl).replace('owners:', `${videoModel}owners:`));
+    made.simulatorUrl = simulatorUrl;
     gateway = await launchGateway({
       GATEWAY_CONFIG: config,
       DATA_DIR: await migratedFolder(workDir),
@@ -134,10 +156,7 @@ describe('the operator console in a browser', () => {
     await form.getByRole('button', { name: 'Create owner' }).click();
 
     await form.getByRole('alert').getByText('A quota owner with the id "browser-team" exists already.').waitFor();
-    // Chromium logs every refused request as a console error: this one was asked for.
-    const refusal = browserErrors.findIndex((text) => text.includes('status of 409') && text.includes('/admin/owners'));
-    expect(refusal).toBeGreaterThanOrEqual(0);
-    browserErrors.splice(refusal, 1);
+    expectRefusalLogged(409, '/admin/owners');
   });
 
   it('works by keyboard alone: signing in and creating an owner', async () => {
@@ -252,7 +271,7 @@ describe('the operator console in a browser', () => {
   it('reads the configuration file again, whose values win for its own items', async () => {
     await page.getByRole('button', { name: 'Read the configuration file again' }).click();
 
-    await page.getByText('Applied 4 lines, 7 models, 3 owners and 6 keys from the file.').waitFor();
+    await page.getByText('Applied 4 lines, 8 models, 3 owners and 6 keys from the file.').waitFor();
     expect(Number((await adminGet('/admin/models/chat-model')).prices.output_tokens)).toBe(10);
   });
 
@@ -266,6 +285,112 @@ describe('the operator console in a browser', () => {
       .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((refused as InstanceType<typeof OpenAI.AuthenticationError>).status).toBe(401);
+  });
+
+  it("changes an owner's budget, and shows the owner's keys", async () => {
+    await open(page, 'Owners');
+    await page.getByRole('button', { name: 'Change budget of browser-team' }).click();
+    const form = page.getByRole('form', { name: 'Budget of browser-team' });
+    await form.getByLabel('New budget of browser-team').fill('12.5');
+    await form.getByRole('button', { name: 'Save budget' }).click();
+    await form.waitFor({ state: 'detached' });
+    await page.getByRole('link', { name: 'browser-team', exact: true }).first().click();
+
+    await page.getByText(made.prefix).first().waitFor();
+    expect((await adminGet('/admin/owners/browser-team')).budget).toBe(12.5);
+  });
+
+  it("renews a member's key, and deletes a key once confirmed", async () => {
+    const created = await fetch(`${gateway.url}/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ owner: 'alice', models: ['chat-model'] }),
+    }).then((answer) => answer.json() as Promise<{ id: string; prefix: string }>);
+    await page.goto(`${gateway.url}/console/#/keys?owner=alice`);
+    await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor();
+
+    await page.getByRole('button', { name: `Renew key ${created.prefix}` }).click();
+    const renew = page.getByRole('form', { name: `Renew key ${created.prefix}` });
+    await renew.getByLabel('New expiry (your local time)').fill('2027-06-30T12:00');
+    await renew.getByRole('button', { name: 'Renew key' }).click();
+    await page.getByText(`Key ${created.prefix} renewed.`).waitFor();
+    expect((await adminGet(`/admin/keys/${created.id}`)).expires_at).toMatch(/^2027-06-30T/);
+
+    await page.getByRole('button', { name: `Delete key ${created.prefix}` }).click();
+    await page
+      .getByRole('group', { name: `Delete key ${created.prefix}` })
+      .getByRole('button', { name: 'Yes, delete the key' })
+      .click();
+    await page.getByRole('button', { name: `Delete key ${created.prefix}` }).waitFor({ state: 'detached' });
+    expect((await adminGet(`/admin/keys/${created.id}`)).error.code).toBe('not_found');
+  });
+
+  it('shows a refused field next to the field, and a stale edit as a change made by someone else', async () => {
+    await open(page, 'Models and lines');
+    await page.getByText('Add a line').first().click();
+    const add = page.getByRole('form', { name: 'Add a line' });
+    await add.getByLabel('Line id').fill('browser-line');
+    await add.getByLabel('Base URL').fill(made.simulatorUrl);
+    await add.getByLabel('Vendor key').fill('sk-a-literal-key');
+    await add.getByRole('button', { name: 'Add line' }).click();
+
+    await add
+      .getByText(/needs GATEWAY_SECRET_KEY/)
+      .first()
+      .waitFor();
+    expect(await add.getByLabel('Vendor key').getAttribute('aria-invalid')).toBe('true');
+    expectRefusalLogged(400, '/admin/upstreams');
+    await add.getByLabel('Vendor key').fill('${TEST_VENDOR_KEY}');
+    await add.getByRole('button', { name: 'Add line' }).click();
+    await page.getByText('Line browser-line added.').waitFor();
+
+    await page.getByRole('button', { name: 'Edit line browser-line' }).click();
+    const edit = page.getByRole('form', { name: 'Edit line browser-line' });
+    await edit.getByLabel('Timeout (ms)').waitFor();
+    const behindItsBack = await fetch(`${gateway.url}/admin/upstreams/browser-line`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ version: 1, timeout_ms: 5000 }),
+    });
+    expect(behindItsBack.status).toBe(200);
+    await edit.getByLabel('Timeout (ms)').fill('7000');
+    await edit.getByRole('button', { name: 'Save line' }).click();
+
+    await edit.getByText('Someone else changed this item since you opened it.').waitFor();
+    expectRefusalLogged(409, '/admin/upstreams/browser-line');
+    await edit.getByRole('button', { name: 'Reload the item' }).click();
+    // The form shows the values read again.
+    expect(await waitForValue(edit.getByLabel('Timeout (ms)'), '5000')).toBe('5000');
+    expect((await adminGet('/admin/upstreams/browser-line')).timeout_ms).toBe(5000);
+  });
+
+  it('filters calls by owner and status class', async () => {
+    await open(page, 'Calls');
+    const filters = page.getByRole('form', { name: 'Filter calls' });
+    await filters.getByLabel('Owner').selectOption('browser-team');
+    await filters.getByLabel('Status').fill('2xx');
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('button', { name: `Show call ${made.requestId}` }).waitFor();
+
+    await filters.getByLabel('Status').fill('5xx');
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No calls match these filters.').waitFor();
+  });
+
+  it('lists an open video task with its reservation', async () => {
+    const submitted = await fetch(`${gateway.url}/vendor-c/v2/video_generation`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'video-model', duration: 4, content: [{ type: 'text', text: 'A kite over the dunes' }] }),
+    }).then((answer) => answer.json() as Promise<{ task_id: string }>);
+    await open(page, 'Video tasks');
+    const filters = page.getByRole('form', { name: 'Filter video tasks' });
+    await filters.getByLabel('State').selectOption({ label: 'Open (reserved)' });
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+
+    const row = page.getByRole('row', { name: new RegExp(submitted.task_id) });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('0.2');
   });
 
   it('passes an accessibility check on every page at 1280 and 390 px, each photographed', async () => {
