@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { gzipSync } from 'node:zlib';
 import { defaultSettings } from '../src/config/gateway-options';
 import { CONSOLE_CSP } from '../src/console/console-page';
 import { ADMIN_AUTH, Answer, httpCall, ISO_INSTANT } from './support/admin-kit';
@@ -64,6 +65,8 @@ describe('the operator console', () => {
 
       expect([script.status, script.headers.get('content-type')]).toEqual([200, 'text/javascript; charset=utf-8']);
       expect(script.text.length).toBeGreaterThan(1000);
+      // The whole page's script, bundled: at most ~300 KB gzipped.
+      expect(gzipSync(Buffer.from(script.text)).length).toBeLessThan(300 * 1024);
       expect([style.status, style.headers.get('content-type')]).toEqual([200, 'text/css; charset=utf-8']);
       expect(again.status).toBe(304);
       expect(missing.status).toBe(404);

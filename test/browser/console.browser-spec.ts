@@ -247,6 +247,17 @@ describe('the operator console in a browser', () => {
     expect(await today.textContent()).toContain(made.cost);
   });
 
+  it('shows the calls of the last minutes and every line with its calls in flight and state', async () => {
+    const minutes = page.locator('figure', { hasText: 'Calls and failed calls per minute' });
+    await minutes.getByText('Show the numbers as a table').click();
+    const lines = page.getByRole('region', { name: 'Lines' });
+
+    // The call of the test before, in this minute or the one before it.
+    expect(await minutes.getByRole('table').textContent()).toMatch(/[1-9]/);
+    for (const line of ['line-a', 'line-b', 'line-dead', 'line-narrow']) await lines.getByRole('row', { name: new RegExp(`^${line}`) }).waitFor();
+    expect(await lines.getByRole('row', { name: /^line-narrow/ }).textContent()).toContain('0 of 1');
+  });
+
   it("edits a model's price, and the next call is billed at it", async () => {
     await open(page, 'Models and lines');
     await page.getByRole('button', { name: 'Edit model chat-model' }).click();
@@ -285,6 +296,14 @@ describe('the operator console in a browser', () => {
       .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((refused as InstanceType<typeof OpenAI.AuthenticationError>).status).toBe(401);
+  });
+
+  it('enables the key again, and it is answered again', async () => {
+    await page.getByRole('button', { name: `Enable key ${made.prefix}` }).click();
+    await page.getByRole('button', { name: `Disable key ${made.prefix}` }).waitFor();
+
+    const answer = await client(made.key).chat.completions.create({ model: 'chat-model', messages: [{ role: 'user', content: 'Back again?' }] });
+    expect(answer.choices[0]!.message.content).toEqual(expect.any(String));
   });
 
   it("changes an owner's budget, and shows the owner's keys", async () => {
@@ -391,6 +410,14 @@ describe('the operator console in a browser', () => {
     const row = page.getByRole('row', { name: new RegExp(submitted.task_id) });
     await row.waitFor();
     expect(await row.textContent()).toContain('0.2');
+  });
+
+  it('shows in the audit log who made the changes, with the item after the change', async () => {
+    await open(page, 'Audit log');
+
+    const row = page.getByRole('row', { name: /owner\.create/ }).filter({ hasText: 'keyboard-team' });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('alice');
   });
 
   it('passes an accessibility check on every page at 1280 and 390 px, each photographed', async () => {
