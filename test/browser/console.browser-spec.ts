@@ -279,6 +279,27 @@ describe('the operator console in a browser', () => {
     expect(Number((await adminGet('/admin/models/chat-model')).prices.output_tokens)).toBe(20);
   });
 
+  it('adds a model with its interface, line and price, which a key of every model can call at once', async () => {
+    await page.getByText('Add a model').first().click();
+    const form = page.getByRole('form', { name: 'Add a model' });
+    await form.getByLabel('Model id').fill('console-model');
+    await form.getByLabel('Upstream model').fill('vendor-chat-2025-01');
+    await form.getByRole('group', { name: 'Interfaces' }).getByLabel('chat_completions', { exact: true }).check();
+    await form.getByRole('group', { name: 'Lines' }).getByLabel('line-b', { exact: true }).check();
+    if (!(await form.getByLabel('Price name 1', { exact: true }).isVisible())) await form.getByRole('button', { name: 'Add a price' }).click();
+    await form.getByLabel('Price name 1', { exact: true }).fill('output_tokens');
+    await form.getByLabel('Amount of price 1', { exact: true }).fill('4');
+    await form.getByRole('button', { name: 'Add model' }).click();
+    await page.getByText('Model console-model added.').waitFor();
+
+    const answer = await client(KEYS.all)
+      .chat.completions.create({ model: 'console-model', messages: [{ role: 'user', content: 'New here' }] })
+      .withResponse();
+    const record = await adminGet(`/admin/usage/${answer.response.headers.get('x-request-id')}`);
+    expect(record).toMatchObject({ model: 'console-model', line: 'line-b' });
+    expect(BigInt(record.cost_nano)).toBe((BigInt(record.usage.output_tokens) * 4_000_000_000n + 500_000n) / 1_000_000n);
+  });
+
   it('reads the configuration file again, whose values win for its own items', async () => {
     await page.getByRole('button', { name: 'Read the configuration file again' }).click();
 
