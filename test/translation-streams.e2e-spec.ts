@@ -19,8 +19,12 @@ import type { UsageRecord } from '../src/metering/usage-record.entity';
 
 const OWNER = 'team-translation';
 
-/** Short enough to see several pings while a stalled upstream keeps a test waiting. */
-const PING_INTERVAL_MS = 100;
+/**
+ * Short enough to see several pings while a stalled upstream keeps a test waiting, long enough
+ * that a busy test machine does not hold back the simulator's next chunk for a whole interval
+ * (at 100 ms a full run saw a ping between two 256 KiB deltas of the full-socket test).
+ */
+const PING_INTERVAL_MS = 300;
 
 /** Prices of the YAML below in nano-units per 1M tokens, restated so the tests compute costs themselves. */
 const PRICES = {
