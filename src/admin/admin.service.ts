@@ -30,9 +30,10 @@ export class AdminService {
     private readonly keyService: KeyService,
     private readonly catalog: CatalogService,
     writer: UsageWriter,
+    audit: AuditLog,
   ) {
     this.store = new AdminStore(dataSource);
-    this.changes = new AdminChanges(this.store, new AuditLog(dataSource));
+    this.changes = new AdminChanges(this.store, audit);
     this.usage = new UsageReads(dataSource, (requestId) => writer.findQueued(requestId));
   }
 
