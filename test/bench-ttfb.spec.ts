@@ -69,8 +69,10 @@ describe('bench: time to first byte probed in turns', () => {
 
     const figures = await probe({ quick, slow }, 1, 100);
 
-    // Ten turns of 100 ms each, the order rotating (quick slow, slow quick, ...): the target changes once a round, not once in all.
-    expect(switches(arrivals)).toBeGreaterThanOrEqual(9);
+    // Ten turns of 100 ms each, the order rotating (quick slow, slow quick, ...): the target changes once a round, not once in
+    // all. A turn ends with its last stream, so on a loaded machine the turns run long and a target may use up its second a
+    // few rounds early; probing one target after the other would give a single switch.
+    expect(switches(arrivals)).toBeGreaterThanOrEqual(5);
     expect(figures.quick.errors).toBe(0);
     expect(figures.slow.errors).toBe(0);
     expect(figures.quick.streams).toBe(arrivals.filter((name) => name === 'quick').length);
