@@ -1,4 +1,11 @@
 /** Unit specs sit beside the code (src/**\/*.spec.ts); e2e suites in test/ boot the real app. */
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+
+// The gateway and command processes the suites start (about a hundred a run) inherit this and
+// keep Node's compiled code between starts, so each start spends less CPU compiling modules.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'model-gateway-test-compile-cache');
+
 module.exports = {
   rootDir: '.',
   testEnvironment: 'node',

@@ -16,6 +16,7 @@ import { UpstreamSimulator } from './simulator/upstream-simulator';
 import { Answer, ADMIN_AUTH, chatCall, httpCall, ISO_INSTANT, sha256Of, UUID } from './support/admin-kit';
 import { ADMIN_TOKEN_FOR_TESTS } from './support/gateway-harness';
 import { standardConfigYaml, VENDOR_KEY } from './support/test-config';
+import { COMPILE_CACHE_ENV } from './support/gateway-process';
 import { createTestDatabase, TestDatabase } from './support/test-database';
 
 /**
@@ -122,7 +123,7 @@ describe('admin command line', () => {
   /** Runs the built script in its own process, as `node dist/scripts/admin.js` unless `start` names another way. */
   function script(args: string[], extraEnv: Record<string, string> = {}, start: Start = { file: process.execPath, prefix: [SCRIPT], cwd: ROOT }): Promise<Run> {
     // Only what the script needs: no DATABASE_URL, DATA_DIR or GATEWAY_CONFIG leaks in from the test run.
-    const env = { PATH: process.env.PATH ?? '', ...databaseEnv, ...extraEnv };
+    const env = { PATH: process.env.PATH ?? '', ...COMPILE_CACHE_ENV, ...databaseEnv, ...extraEnv };
     return new Promise((resolve) => {
       execFile(start.file, [...start.prefix, ...args], { cwd: start.cwd, env, timeout: 30_000 }, (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;

@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LOCK_FILE_NAME } from '../src/database/data-dir-lock';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
-import { EXIT_PATIENCE_MS, GatewayProcess, launchGateway, START_PATIENCE_MS } from './support/gateway-process';
+import { COMPILE_CACHE_ENV, EXIT_PATIENCE_MS, GatewayProcess, launchGateway, START_PATIENCE_MS } from './support/gateway-process';
 import { migratedFolder } from './support/test-database';
 import { VENDOR_KEY } from './support/test-config';
 
@@ -49,7 +49,7 @@ interface Run {
 }
 
 function admin(dataDir: string, args: string[]): Promise<Run> {
-  const env = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir };
+  const env = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, ...COMPILE_CACHE_ENV };
   return new Promise((resolve) => {
     execFile(process.execPath, [ADMIN_SCRIPT, ...args], { cwd: ROOT, env, timeout: REFUSAL_PATIENCE_MS * 2 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });

@@ -187,28 +187,61 @@ async function expectSettled(
   });
 }
 
-/** One gateway per test, its clock under the test's control; every test ends with it stopped. */
-function withGateway(video?: Partial<VideoSettings>): { gateway: () => GatewayHarness; clock: () => TestClock } {
+/** A gateway booted once for the describe this is called in, nested describes included: a boot is most of a test's time. */
+function bootOnce(): () => GatewayHarness {
   let gateway: GatewayHarness;
+  beforeAll(async () => {
+    gateway = await startGateway();
+  });
+  afterAll(() => gateway.stop());
+  return () => gateway;
+}
+
+/** Ids of the tasks not settled yet: the ones a round can still claim. */
+async function openTaskIds(gateway: GatewayHarness): Promise<string[]> {
+  const rows: Array<{ id: string }> = await gateway.dataSource.query('SELECT id FROM video_task WHERE settled_at IS NULL');
+  return rows.map((row) => row.id);
+}
+
+/** Settles every open task by the 8-day charge (or releases a lost submit), so no later round claims it. */
+async function endOpenTasks(gateway: GatewayHarness, clock: TestClock): Promise<void> {
+  const open: Array<{ submitted_at: Date; next_poll_at: Date }> = await gateway.dataSource.query(
+    'SELECT submitted_at, next_poll_at FROM video_task WHERE settled_at IS NULL',
+  );
+  if (open.length === 0) return;
+  clock.set(Math.max(clock.now(), ...open.map((row) => Math.max(timeOf(row.submitted_at) + 8 * DAY_MS + 1_000, timeOf(row.next_poll_at)))));
+  await round(gateway);
+}
+
+/**
+ * A gateway shared by the tests, each with its own clock from now on and a fresh simulator.
+ * Each test starts with no task open, and what it leaves open is ended after it, so its rounds
+ * claim only its own tasks; money is compared with what the test reads at its start.
+ */
+function withGateway(shared: () => GatewayHarness): { gateway: () => GatewayHarness; clock: () => TestClock } {
   let clock: TestClock;
   beforeEach(async () => {
-    gateway = await startGateway({ video });
-    clock = controlClock(gateway, Date.now());
+    clock = controlClock(shared(), Date.now());
+    shared().simulator.reset();
+    expect(await openTaskIds(shared())).toEqual([]);
   });
   afterEach(async () => {
+    await endOpenTasks(shared(), clock);
     jest.restoreAllMocks();
-    await gateway.stop();
   });
-  return { gateway: () => gateway, clock: () => clock };
+  return { gateway: shared, clock: () => clock };
 }
 
 // ---------------------------------------------------------------- suites
 
 describe('video task settlement', () => {
+  // The describes with the default settings and no change to the catalog share this gateway.
+  const shared = bootOnce();
+
   // Rule: a finished task is settled by the background reconciler alone, billed from the usage
   // the upstream reports, at the tier its resolution and video input select.
   describe('without any client polling, a succeeded task with usage', () => {
-    const { gateway, clock } = withGateway();
+    const { gateway, clock } = withGateway(shared);
 
     it('is billed by a reconciler round from vendor-c usage seconds and images at the 1080p video-input tier', async () => {
       const before = await ownerMoney(gateway(), OWNER);
@@ -254,7 +287,8 @@ describe('video task settlement', () => {
   // Rule (docs/operations.md "Catalog: lines and models"): a task is priced with its model's
   // prices at its submit, whatever the catalog says when it settles.
   describe('a task whose model prices change while it renders', () => {
-    const { gateway, clock } = withGateway();
+    // Its own gateway: the test reprices video-c, which every other test bills at the configured prices.
+    const { gateway, clock } = withGateway(bootOnce());
 
     it('is billed at the prices of its submit, tiers included', async () => {
       const before = await ownerMoney(gateway(), OWNER);
@@ -281,7 +315,7 @@ describe('video task settlement', () => {
 
   // Rule: success without reported usage is estimated from duration and resolution.
   describe('a succeeded task that reports no usage', () => {
-    const { gateway, clock } = withGateway();
+    const { gateway, clock } = withGateway(shared);
 
     it('is billed on vendor-c as duration seconds at the resolution tier price', async () => {
       const before = await ownerMoney(gateway(), OWNER);
@@ -327,7 +361,7 @@ describe('video task settlement', () => {
   // Rule: failed, cancelled and expired tasks are not billed; their reservation comes back and
   // the call is still recorded (cost 0, error code task_<status>).
   describe('a task that ends without success', () => {
-    const { gateway, clock } = withGateway();
+    const { gateway, clock } = withGateway(shared);
 
     it.each([
       ['failed', 'vendor-c'],
@@ -360,9 +394,10 @@ describe('video task settlement', () => {
   // Rule: tasks are polled with back-off: the first look after the first delay, then each wait
   // twice the last, capped at 8 s; a task is not polled before it is due.
   describe('polling back-off', () => {
-    const { gateway, clock } = withGateway();
+    const { gateway, clock } = withGateway(shared);
 
     it('polls a queued task once per due round, with doubling delays capped at 8 s', async () => {
+      const before = await ownerMoney(gateway(), OWNER);
       const submittedAt = clock().now();
       const task = await submit(gateway(), VENDOR_C, cTextBody(5));
       const row = await taskRow(gateway(), task.taskId);
@@ -389,7 +424,7 @@ describe('video task settlement', () => {
         delays.push(timeOf(after.next_poll_at) - clock().now());
       }
       expect(delays).toEqual([2_000, 4_000, 8_000, 8_000, 8_000]);
-      expect((await ownerMoney(gateway(), OWNER)).spent).toBe(0n);
+      expect((await ownerMoney(gateway(), OWNER)).spent).toBe(before.spent);
     });
   });
 
@@ -500,7 +535,7 @@ describe('video task settlement', () => {
   // Rule: a task that cannot be followed keeps its reservation, and 8 days after submission is
   // charged exactly its reserved amount (SPEC.md Limits "Unsettled video task charge").
   describe('a task whose upstream query keeps failing', () => {
-    const { gateway, clock } = withGateway();
+    const { gateway, clock } = withGateway(shared);
 
     it.each([
       ['an HTTP 500', { status: 500 }, 'HTTP 500'],
@@ -574,7 +609,7 @@ describe('video task settlement', () => {
   // Rule: a client's query that sees a final status settles the task too, and the task is then
   // never billed again, by the reconciler or by further queries.
   describe('a client query that sees the end', () => {
-    const { gateway, clock } = withGateway();
+    const { gateway, clock } = withGateway(shared);
 
     it('settles the task once, with the same figures the reconciler would use', async () => {
       const before = await ownerMoney(gateway(), OWNER);

@@ -16,6 +16,9 @@ export const EXIT_PATIENCE_MS = 30_000;
 /** Settings a test must not inherit from the shell that runs jest. */
 const GATEWAY_VARIABLES = ['DATABASE_URL', 'DATA_DIR', 'ADMIN_TOKEN', 'GATEWAY_CONFIG', 'PORT', 'HOST', 'STARTUP_LINE_KEY'];
 
+/** Node's compile cache (jest.config.js sets it), for processes started with an environment of their own making. */
+export const COMPILE_CACHE_ENV: Record<string, string> = process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {};
+
 export type ExitStatus = { code: number | null; signal: NodeJS.Signals | null };
 
 /** A started gateway process and everything it printed. */

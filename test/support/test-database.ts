@@ -47,10 +47,10 @@ async function withClient<T>(url: string, work: (client: Client) => Promise<T>):
   }
 }
 
-/** A name for what the migrations and PGlite's version make, so a changed migration makes a new copy source. */
+/** A name for what the migrations, PGlite's version and the image's making make, so a change of any makes a new copy source. */
 async function migrationsKey(): Promise<string> {
   const version = await readFile(join(dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8');
-  return createHash('sha256').update(version).update(MIGRATIONS.map(String).join('\n')).digest('hex').slice(0, 16);
+  return createHash('sha256').update(version).update(MIGRATIONS.map(String).join('\n')).update(migratedImage.toString()).digest('hex').slice(0, 16);
 }
 
 let image: Promise<Uint8Array> | undefined;
@@ -70,6 +70,13 @@ function migratedImage(): Promise<Uint8Array> {
     const engine = await openEmbeddedDatabase(undefined);
     try {
       await (await openDataSource({ dataDir: 'memory', embedded: engine })).destroy();
+      // The gateway uses the database "postgres" only: without the two template databases the
+      // image has a third of the catalog files, and every copy opens that much sooner.
+      for (const template of ['template0', 'template1']) {
+        await engine.query(`ALTER DATABASE ${template} IS_TEMPLATE false`);
+        await engine.query(`DROP DATABASE ${template}`);
+      }
+      await engine.query('CHECKPOINT');
       const made = await engine.image();
       const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
       await writeFile(partial, made);
