@@ -3,7 +3,8 @@
  * $UPSTREAM_URL (the bench mock), key $BENCH_KEY (default `gk-bench-key`), models
  * `gpt-4o-mini` (chat), `claude-3-5-haiku-latest` (messages) and `responses-on-messages`
  * (messages only, for translated calls on the responses entry), embedded database unless
- * DATABASE_URL is set, admin API on with $ADMIN_TOKEN.
+ * DATABASE_URL is set, admin API on with $ADMIN_TOKEN. $BENCH_KEY_LIMITS (a YAML mapping such as
+ * `{ requests_per_minute: 1000000000 }`) gives the key rate limits, to measure what counting costs.
  *
  * The embedded database is kept in $DATA_DIR; without it, in a new folder on disk that is removed
  * when the process exits, as a deployment keeps its data on disk (`DATA_DIR=memory` is the
@@ -65,7 +66,7 @@ keys:
   - key: \${BENCH_KEY}
     owner: bench
     models: ["*"]
-`;
+${process.env.BENCH_KEY_LIMITS ? `    limits: ${process.env.BENCH_KEY_LIMITS}\n` : ''}`;
 
 /** The runner's side door: flush the usage writer, then count this process's records (`/usage`); the process's memory (`/memory`). */
 function listenControl(app: NestFastifyApplication, port: number, since: Date): void {

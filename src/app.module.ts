@@ -12,6 +12,7 @@ import { SpeechModule } from './speech/speech.module';
 import type { GatewayOptions } from './config/gateway-options';
 import type { Logger } from 'pino';
 import { ObservabilityModule } from './observability/observability.module';
+import { KeyStandingModule } from './governance/key-standing.controller';
 
 @Module({})
 export class AppModule {
@@ -31,6 +32,7 @@ export class AppModule {
         VideoModule,
         HealthModule,
         AdminModule,
+        KeyStandingModule,
       ],
     };
   }

@@ -96,6 +96,7 @@ describe('admin API', () => {
         budget_nano: '12345678901',
         spent_nano: '0',
         reserved_nano: '0',
+        limits: null,
         source: 'admin',
         created_at: expect.stringMatching(ISO_INSTANT),
         updated_at: expect.stringMatching(ISO_INSTANT),
@@ -251,7 +252,7 @@ describe('admin API', () => {
       ['a budget over the largest storable amount', 'POST', '/admin/owners', { id: 'v11', kind: 'project', budget: '9223372036.854775808' }, 'budget'],
       ['a budget of 1e20 units', 'POST', '/admin/owners', { id: 'v12', kind: 'project', budget: 1e20 }, 'budget'],
       ['a change to a budget over the largest storable amount', 'PATCH', '/admin/owners/acme', { budget: '10000000000' }, 'budget'],
-      ['a change without budget', 'PATCH', '/admin/owners/acme', {}, 'budget: is required'],
+      ['a change that changes nothing', 'PATCH', '/admin/owners/acme', {}, 'body: give budget, limits or both'],
       ['a change to a non-numeric budget', 'PATCH', '/admin/owners/acme', { budget: 'abc' }, 'budget'],
       ['a change to a negative budget', 'PATCH', '/admin/owners/acme', { budget: -3 }, 'budget'],
       ['a change of kind', 'PATCH', '/admin/owners/acme', { budget: 1, kind: 'member' }, 'kind'],
@@ -307,6 +308,7 @@ describe('admin API', () => {
         models: ['chat-model', 'embed-model'],
         enabled: true,
         expires_at: '2027-01-01T00:00:00.000Z',
+        limits: null,
         source: 'admin',
         created_at: expect.stringMatching(ISO_INSTANT),
         updated_at: expect.stringMatching(ISO_INSTANT),
@@ -670,7 +672,7 @@ describe('admin API', () => {
       '/admin/owners/{id}': ['get', 'patch'],
       '/admin/owners/{id}/renew-keys': ['post'],
       '/admin/keys': ['get', 'post'],
-      '/admin/keys/{id}': ['delete', 'get'],
+      '/admin/keys/{id}': ['delete', 'get', 'patch'],
       '/admin/keys/{id}/disable': ['post'],
       '/admin/keys/{id}/enable': ['post'],
       '/admin/keys/{id}/renew': ['post'],
@@ -728,6 +730,7 @@ describe('admin API', () => {
       expect(bodyOf('/admin/owners/{id}/renew-keys', 'post')).toBe('#/components/schemas/RenewBody');
       expect(bodyOf('/admin/keys', 'post')).toBe('#/components/schemas/CreateKeyBody');
       expect(bodyOf('/admin/keys/{id}/renew', 'post')).toBe('#/components/schemas/RenewBody');
+      expect(bodyOf('/admin/keys/{id}', 'patch')).toBe('#/components/schemas/UpdateKeyBody');
       expect(bodyOf('/admin/upstreams', 'post')).toBe('#/components/schemas/UpstreamItem');
       expect(bodyOf('/admin/upstreams/{id}', 'put')).toBe('#/components/schemas/UpstreamReplacement');
       expect(bodyOf('/admin/upstreams/{id}', 'patch')).toBe('#/components/schemas/UpstreamReplacement');
@@ -768,7 +771,10 @@ describe('admin API', () => {
       expect(schemas.CreateOwnerBody.required.sort()).toEqual(['id', 'kind']);
       expect(schemas.CreateOwnerBody.properties.kind.enum).toEqual(['project', 'member']);
       expect(schemas.CreateKeyBody.required.sort()).toEqual(['models', 'owner']);
-      expect(Object.keys(schemas.CreateKeyBody.properties).sort()).toEqual(['expires_at', 'models', 'owner']);
+      expect(Object.keys(schemas.CreateKeyBody.properties).sort()).toEqual(['expires_at', 'limits', 'models', 'owner']);
+      expect(Object.keys(schemas.RateLimitsBody.properties).sort()).toEqual(['concurrent_requests', 'requests_per_minute', 'tokens_per_minute']);
+      expect(schemas.UpdateKeyBody.required).toEqual(['limits']);
+      expect(schemas.OwnerView.required).toContain('limits');
       expect(schemas.CreatedKeyView.properties ?? schemas.CreatedKeyView.allOf).toBeDefined();
       expect(JSON.stringify(schemas.CreatedKeyView)).toContain('"key"');
       expect(Object.keys(schemas.KeyView.properties)).not.toContain('key');

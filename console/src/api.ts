@@ -10,6 +10,7 @@ import type {
   OwnerKind,
   OwnerView,
   Page,
+  RateLimits,
   SessionView,
   UpstreamView,
   UsageRecordView,
@@ -131,10 +132,14 @@ export async function signOut(): Promise<void> {
 
 export const listOwners = (): Promise<OwnerView[]> => everyPage<OwnerView>('/admin/owners');
 
-export const createOwner = (body: { id: string; kind: OwnerKind; budget?: string }): Promise<OwnerView> => call('POST', '/admin/owners', body);
+export const createOwner = (body: { id: string; kind: OwnerKind; budget?: string; limits?: RateLimits }): Promise<OwnerView> =>
+  call('POST', '/admin/owners', body);
 
 /** `budget` a decimal string, sent as a string so it is converted exactly; null: unlimited. */
 export const setBudget = (id: string, budget: string | null): Promise<OwnerView> => call('PATCH', `/admin/owners/${segment(id)}`, { budget });
+
+/** The limits given replace the stored ones: a limit sent as null is cleared. */
+export const setOwnerLimits = (id: string, limits: RateLimits): Promise<OwnerView> => call('PATCH', `/admin/owners/${segment(id)}`, { limits });
 
 export const renewProjectKeys = (id: string, expiresAt: string | null): Promise<{ data: KeyView[] }> =>
   call('POST', `/admin/owners/${segment(id)}/renew-keys`, { expires_at: expiresAt });
@@ -145,7 +150,11 @@ export const listKeys = (filters: { owner?: string; limit?: number; after?: stri
 
 export const listAllKeys = (owner: string): Promise<KeyView[]> => everyPage<KeyView>('/admin/keys', { owner });
 
-export const createKey = (body: { owner: string; models: string[]; expires_at?: string }): Promise<CreatedKeyView> => call('POST', '/admin/keys', body);
+export const createKey = (body: { owner: string; models: string[]; expires_at?: string; limits?: RateLimits }): Promise<CreatedKeyView> =>
+  call('POST', '/admin/keys', body);
+
+/** The key's own limits; as for an owner, a limit sent as null is cleared. */
+export const setKeyLimits = (id: string, limits: RateLimits): Promise<KeyView> => call('PATCH', `/admin/keys/${segment(id)}`, { limits });
 
 export const setKeyEnabled = (id: string, enabled: boolean): Promise<KeyView> => call('POST', `/admin/keys/${segment(id)}/${enabled ? 'enable' : 'disable'}`);
 

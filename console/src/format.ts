@@ -1,5 +1,7 @@
 /** How the console writes amounts, counts, times and UTC days. */
 
+import type { RateLimits } from './types';
+
 const NANO = 1_000_000_000n;
 
 function groupThousands(digits: string): string {
@@ -78,6 +80,22 @@ export function isoFromLocal(value: string): string | undefined {
   if (value === '') return undefined;
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+/** The limits set, each as `600 requests/min`, `200,000 tokens/min` or `20 at once`; none set: empty. */
+export function rateLimitParts(limits: RateLimits | null): string[] {
+  const per = (value: number, one: string, many: string) => `${countFormat.format(value)} ${value === 1 ? one : many}`;
+  const parts: string[] = [];
+  if (limits?.requests_per_minute != null) parts.push(per(limits.requests_per_minute, 'request/min', 'requests/min'));
+  if (limits?.tokens_per_minute != null) parts.push(per(limits.tokens_per_minute, 'token/min', 'tokens/min'));
+  if (limits?.concurrent_requests != null) parts.push(`${countFormat.format(limits.concurrent_requests)} at once`);
+  return parts;
+}
+
+/** Rate limits in one line, `600 requests/min · 200,000 tokens/min · 20 at once`; `none` when no limit is set. */
+export function rateLimitsText(limits: RateLimits | null, none = 'No rate limits'): string {
+  const parts = rateLimitParts(limits);
+  return parts.length === 0 ? none : parts.join(' · ');
 }
 
 export function modelsScope(models: string[]): string {

@@ -38,14 +38,22 @@ export function problemsOf(error: unknown, fields: readonly string[]): Problems 
   return problems;
 }
 
+/**
+ * A field's problems by the part they name: `prices.input_tokens: …` under `input_tokens`,
+ * `limits.requests_per_minute: …` under `requests_per_minute`; those of the field as a whole under ''.
+ */
+export function problemsByPart(problems: string[] | undefined, field: string): Record<string, string[]> {
+  const parts: Record<string, string[]> = {};
+  for (const problem of problems ?? []) {
+    const part = problem.startsWith(`${field}.`) ? (/^\.([A-Za-z0-9_-]+):/.exec(problem.slice(field.length))?.[1] ?? '') : '';
+    (parts[part] ??= []).push(problem);
+  }
+  return parts;
+}
+
 /** The `prices.<name>` problems' price names, to mark their rows. */
 export function priceNamesIn(problems: string[] | undefined): Set<string> {
-  const names = new Set<string>();
-  for (const problem of problems ?? []) {
-    const name = /^prices\.([A-Za-z0-9_-]+):/.exec(problem)?.[1];
-    if (name !== undefined) names.add(name);
-  }
-  return names;
+  return new Set(Object.keys(problemsByPart(problems, 'prices')).filter((name) => name !== ''));
 }
 
 /**

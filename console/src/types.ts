@@ -11,6 +11,19 @@ export interface SessionView {
 }
 
 export type OwnerKind = 'project' | 'member';
+
+/** Rate limits of an owner (shared by its keys) or of a key alone (src/config/rate-limits.ts); null: that limit is not set. */
+export interface RateLimits {
+  /** Calls admitted in any sliding minute. */
+  requests_per_minute: number | null;
+  /** Input plus output tokens of the calls metered in any sliding minute. */
+  tokens_per_minute: number | null;
+  /** Calls under way at once. */
+  concurrent_requests: number | null;
+}
+
+export type RateLimitName = keyof RateLimits;
+export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['requests_per_minute', 'tokens_per_minute', 'concurrent_requests'];
 export const OWNER_KINDS: readonly OwnerKind[] = ['project', 'member'];
 
 export interface OwnerView {
@@ -22,6 +35,8 @@ export interface OwnerView {
   budget_nano: string | null;
   spent_nano: string;
   reserved_nano: string;
+  /** Shared by all the owner's keys together; null: none. */
+  limits: RateLimits | null;
   source: 'config' | 'admin';
   created_at: string;
   updated_at: string;
@@ -34,6 +49,8 @@ export interface KeyView {
   models: string[];
   enabled: boolean;
   expires_at: string | null;
+  /** The key's own limits (its owner's apply too); null: none. */
+  limits: RateLimits | null;
   source: 'config' | 'admin';
   created_at: string;
   updated_at: string;
@@ -253,11 +270,13 @@ export const AUDIT_ACTIONS = [
   'session.sign_out',
   'owner.create',
   'owner.budget',
+  'owner.limits',
   'owner.renew_keys',
   'key.create',
   'key.enable',
   'key.disable',
   'key.renew',
+  'key.limits',
   'key.delete',
   'upstream.create',
   'upstream.update',

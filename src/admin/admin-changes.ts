@@ -1,6 +1,7 @@
 import { AdminStore, KeyRow, NewKey, NewOwner, OwnerRow } from './admin-store';
 import { AuditLog } from './audit-log';
 import { keyView, ownerView } from './admin.views';
+import type { RateLimits } from '../config/rate-limits';
 
 /**
  * The owner and key changes of the admin API and the command line, each written to the audit
@@ -23,6 +24,13 @@ export class AdminChanges {
     const before = await this.store.owner(id);
     const row = await this.store.setBudget(id, budgetNano);
     await this.audit.record({ actor, action: 'owner.budget', itemKind: 'owner', itemId: id, before: ownerView(before), after: ownerView(row) });
+    return row;
+  }
+
+  async setOwnerLimits(id: string, limits: (current: RateLimits | null) => RateLimits | null, actor: string): Promise<OwnerRow> {
+    const before = await this.store.owner(id);
+    const row = await this.store.setOwnerLimits(id, limits(before.limits));
+    await this.audit.record({ actor, action: 'owner.limits', itemKind: 'owner', itemId: id, before: ownerView(before), after: ownerView(row) });
     return row;
   }
 
@@ -52,6 +60,13 @@ export class AdminChanges {
 
   renewKey(id: string, expiresAt: Date | null, actor: string): Promise<KeyRow> {
     return this.keyChange(id, 'key.renew', actor, () => this.store.renewKey(id, expiresAt));
+  }
+
+  async setKeyLimits(id: string, limits: (current: RateLimits | null) => RateLimits | null, actor: string): Promise<KeyRow> {
+    const before = await this.store.key(id);
+    const row = await this.store.setKeyLimits(id, limits(before.limits));
+    await this.audit.record({ actor, action: 'key.limits', itemKind: 'key', itemId: id, before: keyView(before), after: keyView(row) });
+    return row;
   }
 
   deleteKey(id: string, actor: string): Promise<KeyRow> {

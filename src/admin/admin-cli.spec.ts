@@ -1,5 +1,6 @@
 import { GatewayError } from '../common/gateway-error';
 import type { AdminStore, KeyRow, NewKey, NewOwner, OwnerRow } from './admin-store';
+import type { RateLimits } from '../config/rate-limits';
 import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError, UsageLookups } from './admin-cli';
 
 /**
@@ -11,7 +12,7 @@ import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError, UsageLooku
 const AT = new Date('2026-11-01T00:00:00Z');
 
 function ownerRow(id: string, budgetNano: bigint | null = null): OwnerRow {
-  return { id, kind: 'project', budgetNano, spentNano: 0n, reservedNano: 0n, source: 'admin', createdAt: AT, updatedAt: AT };
+  return { id, kind: 'project', budgetNano, spentNano: 0n, reservedNano: 0n, limits: null, source: 'admin', createdAt: AT, updatedAt: AT };
 }
 
 function keyRow(id: string, expiresAt: Date | null = null): KeyRow {
@@ -24,6 +25,7 @@ function keyRow(id: string, expiresAt: Date | null = null): KeyRow {
     models: ['*'],
     enabled: true,
     expiresAt,
+    limits: null,
     source: 'admin',
     createdAt: AT,
     updatedAt: AT,
@@ -45,6 +47,12 @@ function recordingStore(catalogModels: string[] = []) {
     keys: async (owner: string | undefined, limit: number, after?: string) => (calls.push(['keys', owner, limit, after]), { rows: [keyRow('k1')], next: null }),
     setEnabled: async (id: string, enabled: boolean) => (calls.push(['setEnabled', id, enabled]), keyRow(id)),
     renewKey: async (id: string, expiresAt: Date | null) => (calls.push(['renewKey', id, expiresAt]), keyRow(id, expiresAt)),
+    // A change of limits is given the stored limits (none here) and stores what it makes of them.
+    setOwnerLimits: async (id: string, limits: (current: RateLimits | null) => RateLimits | null) => (
+      calls.push(['setOwnerLimits', id, limits(null)]),
+      ownerRow(id)
+    ),
+    setKeyLimits: async (id: string, limits: (current: RateLimits | null) => RateLimits | null) => (calls.push(['setKeyLimits', id, limits(null)]), keyRow(id)),
     deleteKey: async (id: string) => (calls.push(['deleteKey', id]), keyRow(id)),
   };
   const usage: UsageLookups = {
@@ -63,6 +71,8 @@ function recordingStore(catalogModels: string[] = []) {
   const changes = {
     createOwner: by(store.createOwner),
     setBudget: by(store.setBudget),
+    setOwnerLimits: by(store.setOwnerLimits),
+    setKeyLimits: by(store.setKeyLimits),
     renewProjectKeys: by(store.renewProjectKeys),
     createKey: by(store.createKey),
     setEnabled: by(store.setEnabled),
@@ -119,8 +129,35 @@ describe(runAdminCommand.name, () => {
     const spaced = await run(['owners', 'create', '--id', 'team-x', '--kind', 'project', '--budget', '1.5']);
     const inline = await run(['owners', 'create', '--id=team-x', '--kind=project', '--budget=1.5']);
 
-    expect(spaced.calls).toEqual([['createOwner', { id: 'team-x', kind: 'project', budgetNano: 1_500_000_000n }]]);
+    expect(spaced.calls).toEqual([['createOwner', { id: 'team-x', kind: 'project', budgetNano: 1_500_000_000n, limits: null }]]);
     expect(inline.calls).toEqual(spaced.calls);
+  });
+
+  it('takes rate limits on create and set-limits, "none" clearing one, and refuses a bad one before opening the database', async () => {
+    const created = await run(['owners', 'create', '--id', 'team-x', '--kind', 'project', '--requests-per-minute', '600', '--concurrent-requests', '20']);
+    const key = await run(['keys', 'create', '--owner', 'team-a', '--models', '*', '--tokens-per-minute', '50000']);
+    const owner = await run(['owners', 'set-limits', 'team-x', '--requests-per-minute', '60', '--tokens-per-minute', 'none']);
+    const keyLimits = await run(['keys', 'set-limits', 'k1', '--concurrent-requests=4']);
+
+    expect(created.calls).toEqual([
+      [
+        'createOwner',
+        { id: 'team-x', kind: 'project', budgetNano: null, limits: { requests_per_minute: 600, tokens_per_minute: null, concurrent_requests: 20 } },
+      ],
+    ]);
+    expect(key.calls).toEqual([
+      ['createKey', expect.objectContaining({ limits: { requests_per_minute: null, tokens_per_minute: 50000, concurrent_requests: null } })],
+    ]);
+    expect(owner.calls).toEqual([['setOwnerLimits', 'team-x', { requests_per_minute: 60, tokens_per_minute: null, concurrent_requests: null }]]);
+    expect(keyLimits.calls).toEqual([['setKeyLimits', 'k1', { requests_per_minute: null, tokens_per_minute: null, concurrent_requests: 4 }]]);
+    expect(keyLimits.actors).toEqual(['command line (test)']);
+    expect((await refusal(['owners', 'set-limits', 'team-x', '--requests-per-minute', '0'])).message).toBe(
+      'limits.requests_per_minute: must be a whole number from 1 to 1000000000000, or null',
+    );
+    expect((await refusal(['keys', 'set-limits', 'k1', '--tokens-per-minute', 'lots'])).message).toMatch(/^limits.tokens_per_minute: must be a whole number/);
+    expect(await refusal(['keys', 'set-limits', 'k1'])).toEqual(
+      new UsageError('give at least one of --requests-per-minute, --tokens-per-minute, --concurrent-requests'),
+    );
   });
 
   it('keeps an = inside an inline value', async () => {
@@ -138,8 +175,8 @@ describe(runAdminCommand.name, () => {
     const listed = await run(['keys', 'create', '--owner', 'team-a', '--models', ' chat-model , ,embed-model,chat-model']);
     const star = await run(['keys', 'create', '--owner', 'team-a', '--models', 'chat-model,*']);
 
-    expect(listed.calls).toEqual([['createKey', { ownerId: 'team-a', models: ['chat-model', 'embed-model'], expiresAt: null }]]);
-    expect(star.calls).toEqual([['createKey', { ownerId: 'team-a', models: ['*'], expiresAt: null }]]);
+    expect(listed.calls).toEqual([['createKey', { ownerId: 'team-a', models: ['chat-model', 'embed-model'], expiresAt: null, limits: null }]]);
+    expect(star.calls).toEqual([['createKey', { ownerId: 'team-a', models: ['*'], expiresAt: null, limits: null }]]);
   });
 
   it('prints the new key once, with its stored view', async () => {

@@ -6,7 +6,7 @@ import { type CatalogAdminService, versionText } from './catalog-admin.service';
 import { auditFilterOf, AuditLog } from './audit-log';
 import { validated } from './admin-validation';
 import { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, MAX_PAGE, UsageListQuery } from './admin.dto';
-import { amountOf, expiryOf, keyScope, unknownModels } from './admin-values';
+import { amountOf, expiryOf, keyScope, limitsOf, unknownModels } from './admin-values';
 import type { UsageReads } from './usage-reads';
 
 /** What the command's usage look-ups need of UsageReads. */
@@ -18,17 +18,22 @@ export const ADMIN_CLI_USAGE = `Usage: gateway-admin <command> [arguments]
 
 Owners
   owners create --id <id> --kind project|member [--budget <amount>]
+                [--requests-per-minute <n>] [--tokens-per-minute <n>] [--concurrent-requests <n>]
   owners list
   owners show <id>
   owners set-budget <id> --budget <amount>|unlimited
+  owners set-limits <id> [--requests-per-minute <n>|none] [--tokens-per-minute <n>|none]
+                         [--concurrent-requests <n>|none]     (the limits given change, the others stay)
   owners renew-keys <project id> --expires <date>|never      (project keys are renewed by the project)
 Keys
-  keys create --owner <id> --models <model,model,...|*> [--expires <date>]
+  keys create --owner <id> --models <model,model,...|*> [--expires <date>] [limits as for owners]
   keys list [--owner <id>]
   keys show <key id>
   keys disable <key id>
   keys enable <key id>
   keys renew <key id> --expires <date>|never                  (a member's key)
+  keys set-limits <key id> [--requests-per-minute <n>|none] [--tokens-per-minute <n>|none]
+                           [--concurrent-requests <n>|none]
   keys delete <key id>
 Catalog (the admin API's: bodies are the JSON form of a configuration-file item)
   upstreams list
@@ -108,15 +113,16 @@ async function allPages<Row>(page: (after: string | undefined) => Promise<{ rows
   return rows;
 }
 
-/** The admin API's usage reads, shared so that the command and the API answer alike. */
-
 /** The database side of a command: opened only once the arguments have passed. */
 export interface AdminDatabase {
   store: AdminStore;
   catalog: Pick<CatalogAdminService, 'list' | 'show' | 'writeUpstream' | 'writeModel' | 'remove'>;
   audit: Pick<AuditLog, 'list'>;
   /** Every change goes through here, into the audit log. */
-  changes: Pick<AdminChanges, 'createOwner' | 'setBudget' | 'renewProjectKeys' | 'createKey' | 'setEnabled' | 'renewKey' | 'deleteKey'>;
+  changes: Pick<
+    AdminChanges,
+    'createOwner' | 'setBudget' | 'setOwnerLimits' | 'renewProjectKeys' | 'createKey' | 'setEnabled' | 'renewKey' | 'setKeyLimits' | 'deleteKey'
+  >;
   usage: UsageLookups;
 }
 
@@ -127,6 +133,28 @@ export interface AdminCommandContext {
   database(): Promise<AdminDatabase>;
   /** The model ids of the configuration file (GATEWAY_CONFIG), checked with the database's catalog for a new key. */
   knownModels?: ReadonlySet<string>;
+}
+
+const LIMIT_FLAGS = ['requests-per-minute', 'tokens-per-minute', 'concurrent-requests'];
+
+/** The limit flags given, as the admin API's `limits` names them (`none`: null, clearing it); undefined when none is given. */
+function limitsFlags(parsed: Parsed): Record<string, unknown> | undefined {
+  const given = LIMIT_FLAGS.filter((flag) => parsed.flags.has(flag));
+  if (given.length === 0) return undefined;
+  return Object.fromEntries(
+    given.map((flag) => {
+      const value = parsed.flags.get(flag)!;
+      return [flag.replaceAll('-', '_'), value === 'none' ? null : /^\d+$/.test(value) ? Number(value) : value];
+    }),
+  );
+}
+
+/** The limit flags of a `set-limits` command, checked before the database opens: at least one. */
+function givenLimits(parsed: Parsed): Record<string, unknown> {
+  const limits = limitsFlags(parsed);
+  if (!limits) throw new UsageError(`give at least one of ${LIMIT_FLAGS.map((flag) => `--${flag}`).join(', ')}`);
+  limitsOf(limits);
+  return limits;
 }
 
 /** The given flags as the admin API's query string names them (`--group-by` is `group_by`). */
@@ -150,10 +178,11 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
   }
   switch (`${group} ${command}`) {
     case 'owners create': {
-      const parsed = parse(rest, ['id', 'kind', 'budget']);
+      const parsed = parse(rest, ['id', 'kind', 'budget', ...LIMIT_FLAGS]);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
-      const body = validated(CreateOwnerBody, { id: required(parsed, 'id'), kind: required(parsed, 'kind'), budget: parsed.flags.get('budget') }, 'command');
-      const owner = { id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget') };
+      const given = { id: required(parsed, 'id'), kind: required(parsed, 'kind'), budget: parsed.flags.get('budget'), limits: limitsFlags(parsed) };
+      const body = validated(CreateOwnerBody, given, 'command');
+      const owner = { id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget'), limits: limitsOf(body.limits) };
       return ownerView(await (await database()).changes.createOwner(owner, actor));
     }
     case 'owners list': {
@@ -173,6 +202,12 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
       const budgetNano = budget === 'unlimited' ? null : amountOf(budget, 'budget');
       return ownerView(await (await database()).changes.setBudget(owner, budgetNano, actor));
     }
+    case 'owners set-limits': {
+      const parsed = parse(rest, LIMIT_FLAGS);
+      const owner = one(parsed, 'owner id');
+      const limits = givenLimits(parsed);
+      return ownerView(await (await database()).changes.setOwnerLimits(owner, (current) => limitsOf(limits, current), actor));
+    }
     case 'owners renew-keys': {
       const parsed = parse(rest, ['expires']);
       const owner = one(parsed, 'owner id');
@@ -180,14 +215,15 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
       return (await (await database()).changes.renewProjectKeys(owner, expiresAt, actor)).map(keyView);
     }
     case 'keys create': {
-      const parsed = parse(rest, ['owner', 'models', 'expires']);
+      const parsed = parse(rest, ['owner', 'models', 'expires', ...LIMIT_FLAGS]);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
       const models = required(parsed, 'models')
         .split(',')
         .map((model) => model.trim())
         .filter((model) => model !== '');
-      const body = validated(CreateKeyBody, { owner: required(parsed, 'owner'), models, expires_at: parsed.flags.get('expires') }, 'command');
-      const key = { ownerId: body.owner, models: keyScope(body.models), expiresAt: expiryOf(body.expires_at, 'expires') };
+      const given = { owner: required(parsed, 'owner'), models, expires_at: parsed.flags.get('expires'), limits: limitsFlags(parsed) };
+      const body = validated(CreateKeyBody, given, 'command');
+      const key = { ownerId: body.owner, models: keyScope(body.models), expiresAt: expiryOf(body.expires_at, 'expires'), limits: limitsOf(body.limits) };
       const { store, changes } = await database();
       // The database's catalog (the file's models once a gateway started on it, and those added since), with the file's.
       const known = new Set([...(knownModels ?? []), ...(await store.catalogModelIds())]);
@@ -216,6 +252,12 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
       const key = one(parsed, 'key id');
       const expiresAt = expiryFlag(required(parsed, 'expires'));
       return keyView(await (await database()).changes.renewKey(key, expiresAt, actor));
+    }
+    case 'keys set-limits': {
+      const parsed = parse(rest, LIMIT_FLAGS);
+      const key = one(parsed, 'key id');
+      const limits = givenLimits(parsed);
+      return keyView(await (await database()).changes.setKeyLimits(key, (current) => limitsOf(limits, current), actor));
     }
     case 'keys delete': {
       const key = id();

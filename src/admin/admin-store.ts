@@ -6,6 +6,7 @@ import type { OwnerKind } from '../config/gateway-config';
 import { sha256Hex } from '../auth/key-hash';
 import type { RecordSource } from '../auth/quota-owner.entity';
 import { returnedRows } from '../database/returned-rows';
+import { limitsColumn, RateLimits, storedRateLimits } from '../config/rate-limits';
 
 /** A quota owner as stored; amounts in nano-units. */
 export interface OwnerRow {
@@ -14,6 +15,7 @@ export interface OwnerRow {
   budgetNano: bigint | null;
   spentNano: bigint;
   reservedNano: bigint;
+  limits: RateLimits | null;
   source: RecordSource;
   createdAt: Date;
   updatedAt: Date;
@@ -29,6 +31,7 @@ export interface KeyRow {
   models: string[];
   enabled: boolean;
   expiresAt: Date | null;
+  limits: RateLimits | null;
   source: RecordSource;
   createdAt: Date;
   updatedAt: Date;
@@ -44,12 +47,14 @@ export interface NewOwner {
   id: string;
   kind: OwnerKind;
   budgetNano: bigint | null;
+  limits: RateLimits | null;
 }
 
 export interface NewKey {
   ownerId: string;
   models: string[];
   expiresAt: Date | null;
+  limits: RateLimits | null;
 }
 
 /** Generated keys: `gk-` and 32 base64url characters (192 random bits). */
@@ -61,8 +66,8 @@ export function generateKey(): string {
 const KEYS_FROM = 'FROM api_key k JOIN quota_owner o ON o.id = k.owner_id';
 /** Creation time to the millisecond, as a cursor carries it (PostgreSQL keeps microseconds). */
 const CREATED_MS = `date_trunc('milliseconds', k.created_at)`;
-const OWNER_COLUMNS = `id, kind, budget_nano, spent_nano, reserved_nano, source, created_at, updated_at`;
-const KEY_COLUMNS = `k.id, k.key_sha256, k.display_prefix, k.owner_id, o.kind, k.models, k.enabled, k.expires_at, k.source,
+const OWNER_COLUMNS = `id, kind, budget_nano, spent_nano, reserved_nano, limits, source, created_at, updated_at`;
+const KEY_COLUMNS = `k.id, k.key_sha256, k.display_prefix, k.owner_id, o.kind, k.models, k.enabled, k.expires_at, k.limits, k.source,
   k.created_at, k.updated_at`;
 
 interface OwnerRecord {
@@ -71,6 +76,7 @@ interface OwnerRecord {
   budget_nano: string | null;
   spent_nano: string;
   reserved_nano: string;
+  limits: unknown;
   source: RecordSource;
   created_at: Date;
   updated_at: Date;
@@ -85,6 +91,7 @@ interface KeyRecord {
   models: string[];
   enabled: boolean;
   expires_at: Date | null;
+  limits: unknown;
   source: RecordSource;
   created_at: Date;
   updated_at: Date;
@@ -97,6 +104,7 @@ function ownerOf(row: OwnerRecord): OwnerRow {
     budgetNano: row.budget_nano === null ? null : BigInt(row.budget_nano),
     spentNano: BigInt(row.spent_nano),
     reservedNano: BigInt(row.reserved_nano),
+    limits: storedRateLimits(row.limits),
     source: row.source,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
@@ -113,6 +121,7 @@ function keyOf(row: KeyRecord): KeyRow {
     models: row.models,
     enabled: row.enabled,
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+    limits: storedRateLimits(row.limits),
     source: row.source,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
@@ -140,9 +149,9 @@ export class AdminStore {
   async createOwner(owner: NewOwner): Promise<OwnerRow> {
     const rows = returnedRows<OwnerRecord>(
       await this.dataSource.query(
-        `INSERT INTO quota_owner (id, kind, budget_nano, source) VALUES ($1, $2, $3, 'admin')
+        `INSERT INTO quota_owner (id, kind, budget_nano, limits, source) VALUES ($1, $2, $3, $4, 'admin')
          ON CONFLICT (id) DO NOTHING RETURNING ${OWNER_COLUMNS}`,
-        [owner.id, owner.kind, owner.budgetNano?.toString() ?? null],
+        [owner.id, owner.kind, owner.budgetNano?.toString() ?? null, limitsColumn(owner.limits)],
       ),
     );
     if (rows.length === 0) throw new GatewayError('conflict', `A quota owner with the id ${JSON.stringify(owner.id)} exists already.`);
@@ -176,22 +185,34 @@ export class AdminStore {
     return ownerOf(rows[0]);
   }
 
-  /** Makes a key; the plaintext is returned here and nowhere else (only its SHA-256 is stored). */
+  /** Sets the owner's rate limits (null: none). */
+  async setOwnerLimits(id: string, limits: RateLimits | null): Promise<OwnerRow> {
+    const rows = returnedRows<OwnerRecord>(
+      await this.dataSource.query(`UPDATE quota_owner SET limits = $2, updated_at = now() WHERE id = $1 RETURNING ${OWNER_COLUMNS}`, [
+        id,
+        limitsColumn(limits),
+      ]),
+    );
+    if (rows.length === 0) throw ownerMissing(id);
+    return ownerOf(rows[0]);
+  }
+
   /** The ids of the models in the database's catalog. */
   async catalogModelIds(): Promise<Set<string>> {
     const rows = (await this.dataSource.query(`SELECT id FROM catalog_model`)) as Array<{ id: string }>;
     return new Set(rows.map((row) => row.id));
   }
 
+  /** Makes a key; the plaintext is returned here and nowhere else (only its SHA-256 is stored). */
   async createKey(key: NewKey): Promise<{ key: KeyRow; plaintext: string }> {
     const plaintext = generateKey();
     return this.dataSource.transaction(async (manager) => {
       const owner = await this.lockedOwner(manager, key.ownerId);
       const id = randomUUID();
       await manager.query(
-        `INSERT INTO api_key (id, key_sha256, display_prefix, owner_id, models, enabled, expires_at, source)
-         VALUES ($1, $2, $3, $4, $5, true, $6, 'admin')`,
-        [id, sha256Hex(plaintext), plaintext.slice(0, DISPLAY_PREFIX_LENGTH), owner.id, JSON.stringify(key.models), key.expiresAt],
+        `INSERT INTO api_key (id, key_sha256, display_prefix, owner_id, models, enabled, expires_at, limits, source)
+         VALUES ($1, $2, $3, $4, $5, true, $6, $7, 'admin')`,
+        [id, sha256Hex(plaintext), plaintext.slice(0, DISPLAY_PREFIX_LENGTH), owner.id, JSON.stringify(key.models), key.expiresAt, limitsColumn(key.limits)],
       );
       return { key: await this.keyIn(manager, id), plaintext };
     });
@@ -217,6 +238,11 @@ export class AdminStore {
 
   async setEnabled(id: string, enabled: boolean): Promise<KeyRow> {
     return this.updateKey(id, `enabled = $2`, [enabled]);
+  }
+
+  /** Sets the key's own rate limits (null: none). */
+  async setKeyLimits(id: string, limits: RateLimits | null): Promise<KeyRow> {
+    return this.updateKey(id, `limits = $2`, [limitsColumn(limits)]);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { NO_LIMITS, parseRateLimits, RateLimits } from '../config/rate-limits';
 import { GatewayError } from '../common/gateway-error';
 import { decimalToNano } from '../config/money';
 import { isZonedDate } from '../config/config.loader';
@@ -36,4 +37,18 @@ export function keyScope(models: string[]): string[] {
 /** The ids of a new key's scope that `isKnown` (the catalog) does not know; `*` is always known. */
 export function unknownModels(models: string[], isKnown: (model: string) => boolean): string[] {
   return models.filter((model) => model !== '*' && !isKnown(model));
+}
+
+/**
+ * Rate limits from a request body: on top of `base` (a change gives only what it changes, null
+ * clears one limit, and `limits: null` clears all); 400 naming the field of a bad value.
+ */
+export function limitsOf(value: unknown, base: RateLimits | null = null): RateLimits | null {
+  if (value === undefined) return base;
+  if (value === null) return null;
+  const problems: string[] = [];
+  const merged = value && typeof value === 'object' && !Array.isArray(value) ? { ...(base ?? NO_LIMITS), ...(value as object) } : value;
+  const limits = parseRateLimits(merged, 'limits', problems);
+  if (problems.length > 0) throw new GatewayError('invalid_request', problems.join('; '));
+  return limits;
 }

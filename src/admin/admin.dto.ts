@@ -32,6 +32,26 @@ const EXPIRY_DOC = 'ISO 8601 date (midnight UTC) or date-time with a zone; null:
 
 export const MAX_PAGE = 1000;
 
+const LIMIT_DOC = 'A whole number from 1; null: no such limit.';
+
+/** The `limits` of an owner or a key, as the configuration file writes them. */
+export class RateLimitsBody {
+  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 1, example: 600, description: `Calls admitted in any sliding minute. ${LIMIT_DOC}` })
+  requests_per_minute?: number | null;
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    minimum: 1,
+    example: 200000,
+    description: `Input plus output tokens of the calls metered in any sliding minute; a call is admitted while under it. ${LIMIT_DOC}`,
+  })
+  tokens_per_minute?: number | null;
+
+  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 1, example: 20, description: `Calls under way at once. ${LIMIT_DOC}` })
+  concurrent_requests?: number | null;
+}
+
 export class CreateOwnerBody {
   @ApiProperty({ example: 'team-a', description: 'Letters, digits and . _ : @ -, at most 128 characters.' })
   @Matches(ID, { message: 'must start with a letter or digit and hold only letters, digits and . _ : @ -' })
@@ -48,6 +68,10 @@ export class CreateOwnerBody {
   @ApiPropertyOptional({ oneOf: [{ type: 'number' }, { type: 'string' }], nullable: true, description: `${AMOUNT_DOC} Absent or null: unlimited.` })
   @IsOptional()
   budget?: number | string | null;
+
+  @ApiPropertyOptional({ type: RateLimitsBody, nullable: true, description: "Rate limits shared by the owner's keys. Absent or null: none." })
+  @IsOptional()
+  limits?: unknown;
 }
 
 export class SignInBody {
@@ -59,10 +83,28 @@ export class SignInBody {
 }
 
 export class UpdateOwnerBody {
-  @ApiProperty({ oneOf: [{ type: 'number' }, { type: 'string' }], nullable: true, description: `${AMOUNT_DOC} null: unlimited.` })
+  @ApiPropertyOptional({ oneOf: [{ type: 'number' }, { type: 'string' }], nullable: true, description: `${AMOUNT_DOC} null: unlimited. Absent: unchanged.` })
+  @IsOptional()
+  budget?: number | string | null;
+
+  @ApiPropertyOptional({
+    type: RateLimitsBody,
+    nullable: true,
+    description: 'The limits given replace the stored ones (null clears one); the others stay. null: no limits. Absent: unchanged.',
+  })
+  @IsOptional()
+  limits?: unknown;
+}
+
+export class UpdateKeyBody {
+  @ApiProperty({
+    type: RateLimitsBody,
+    nullable: true,
+    description: "The key's own rate limits: the limits given replace the stored ones (null clears one); the others stay. null: no limits.",
+  })
   @ValidateIf((_, value) => value !== null)
   @IsDefined(REQUIRED)
-  budget!: number | string | null;
+  limits!: unknown;
 }
 
 export class CreateKeyBody {
@@ -84,6 +126,10 @@ export class CreateKeyBody {
   @IsOptional()
   @IsString({ message: 'must be an ISO 8601 date or date-time with a zone, e.g. 2027-01-01T00:00:00Z' })
   expires_at?: string | null;
+
+  @ApiPropertyOptional({ type: RateLimitsBody, nullable: true, description: "The key's own rate limits, within its owner's. Absent or null: none." })
+  @IsOptional()
+  limits?: unknown;
 }
 
 export class RenewBody {
@@ -167,7 +213,7 @@ export class AuditQuery extends PageQuery {
   @ApiPropertyOptional({
     example: 'model.update',
     description:
-      'owner.create, owner.budget, owner.renew_keys, key.create, key.enable, key.disable, key.renew, key.delete, upstream.create, upstream.update, upstream.delete, model.create, model.update, model.delete, config.reload',
+      'owner.create, owner.budget, owner.limits, owner.renew_keys, key.create, key.enable, key.disable, key.renew, key.limits, key.delete, upstream.create, upstream.update, upstream.delete, model.create, model.update, model.delete, config.reload',
   })
   @IsOptional()
   @IsNotEmpty()

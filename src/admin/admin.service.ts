@@ -5,11 +5,22 @@ import { KeyService } from '../auth/key.service';
 import { CatalogService } from '../catalog/catalog.service';
 import { UsageWriter } from '../metering/usage-writer.service';
 import { AdminStore, KeyRow } from './admin-store';
-import { amountOf, expiryOf, keyScope, unknownModels } from './admin-values';
+import { amountOf, expiryOf, keyScope, limitsOf, unknownModels } from './admin-values';
 import { UsageReads } from './usage-reads';
 import { AuditLog, auditFilterOf } from './audit-log';
 import { AdminChanges } from './admin-changes';
-import type { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, KeyListQuery, MinutesQuery, PageQuery, UsageListQuery } from './admin.dto';
+import type {
+  AuditQuery,
+  CreateKeyBody,
+  CreateOwnerBody,
+  DailyQuery,
+  KeyListQuery,
+  MinutesQuery,
+  PageQuery,
+  UpdateKeyBody,
+  UpdateOwnerBody,
+  UsageListQuery,
+} from './admin.dto';
 import { CreatedKeyView, keyView, ListedKeyView, ownerView } from './admin.views';
 
 const DEFAULT_PAGE = 100;
@@ -38,7 +49,8 @@ export class AdminService {
   }
 
   async createOwner(body: CreateOwnerBody, actor: string) {
-    return ownerView(await this.changes.createOwner({ id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget') }, actor));
+    const owner = { id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget'), limits: limitsOf(body.limits) };
+    return ownerView(await this.changes.createOwner(owner, actor));
   }
 
   async owner(id: string) {
@@ -50,8 +62,18 @@ export class AdminService {
     return { data: page.rows.map(ownerView), next: page.next };
   }
 
-  async setBudget(id: string, budget: number | string | null, actor: string) {
-    return ownerView(await this.changes.setBudget(id, amountOf(budget, 'budget'), actor));
+  /** A budget change, a limits change, or both (each its own entry in the audit log). */
+  async updateOwner(id: string, body: UpdateOwnerBody, actor: string) {
+    if (body.budget === undefined && body.limits === undefined) throw new GatewayError('invalid_request', 'body: give budget, limits or both');
+    const budgetNano = body.budget === undefined ? undefined : amountOf(body.budget, 'budget');
+    if (body.limits !== undefined) limitsOf(body.limits);
+    let row = budgetNano === undefined ? await this.store.owner(id) : await this.changes.setBudget(id, budgetNano, actor);
+    if (body.limits !== undefined) {
+      row = await this.changes.setOwnerLimits(id, (current) => limitsOf(body.limits, current), actor);
+      // Cached keys carry their owner's limits: this replica forgets them now, the others within KEY_CACHE_TTL_MS.
+      this.keyService.invalidate();
+    }
+    return ownerView(row);
   }
 
   async renewProjectKeys(ownerId: string, expiresAt: string | null, actor: string) {
@@ -66,7 +88,10 @@ export class AdminService {
       throw new GatewayError('invalid_request', `models: ${unknown.map((model) => JSON.stringify(model)).join(', ')} not in the catalog`);
     }
     const models = keyScope(body.models);
-    const created = await this.changes.createKey({ ownerId: body.owner, models, expiresAt: expiryOf(body.expires_at, 'expires_at') }, actor);
+    const created = await this.changes.createKey(
+      { ownerId: body.owner, models, expiresAt: expiryOf(body.expires_at, 'expires_at'), limits: limitsOf(body.limits) },
+      actor,
+    );
     // The key may have been presented (and found unknown) moments ago: forget that answer.
     this.keyService.invalidate(created.key.keySha256);
     return { ...keyView(created.key), key: created.plaintext };
@@ -93,6 +118,11 @@ export class AdminService {
 
   renewKey(id: string, expiresAt: string | null, actor: string) {
     return this.changed(this.changes.renewKey(id, expiryOf(expiresAt, 'expires_at'), actor));
+  }
+
+  setKeyLimits(id: string, body: UpdateKeyBody, actor: string) {
+    limitsOf(body.limits);
+    return this.changed(this.changes.setKeyLimits(id, (current) => limitsOf(body.limits, current), actor));
   }
 
   deleteKey(id: string, actor: string) {

@@ -13,6 +13,13 @@ import type { DailyTotal, UsageRow } from './usage-query';
 const SOURCE_DOC =
   '`config`: from the configuration file, re-applied at every start (changes made here to its fields do not survive a restart); `admin`: made through this API or the command line.';
 
+export class RateLimitsView {
+  @ApiProperty({ type: Number, nullable: true, description: 'Calls admitted in any sliding minute; null: no such limit.' }) requests_per_minute!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Input plus output tokens metered in any sliding minute; null: no such limit.' })
+  tokens_per_minute!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Calls under way at once; null: no such limit.' }) concurrent_requests!: number | null;
+}
+
 export class OwnerView {
   @ApiProperty() id!: string;
   @ApiProperty({ enum: OWNER_KINDS }) kind!: string;
@@ -22,6 +29,7 @@ export class OwnerView {
   @ApiProperty({ type: String, nullable: true, description: 'The exact budget in nano-units (1e-9), as a string.' }) budget_nano!: string | null;
   @ApiProperty({ description: 'The exact spent amount in nano-units.' }) spent_nano!: string;
   @ApiProperty({ description: 'The exact reserved amount in nano-units.' }) reserved_nano!: string;
+  @ApiProperty({ type: RateLimitsView, nullable: true, description: "Rate limits shared by the owner's keys; null: none." }) limits!: RateLimitsView | null;
   @ApiProperty({ enum: ['config', 'admin'], description: SOURCE_DOC }) source!: string;
   @ApiProperty() created_at!: string;
   @ApiProperty() updated_at!: string;
@@ -37,6 +45,7 @@ export function ownerView(owner: OwnerRow): OwnerView {
     budget_nano: owner.budgetNano?.toString() ?? null,
     spent_nano: owner.spentNano.toString(),
     reserved_nano: owner.reservedNano.toString(),
+    limits: owner.limits,
     source: owner.source,
     created_at: owner.createdAt.toISOString(),
     updated_at: owner.updatedAt.toISOString(),
@@ -50,6 +59,8 @@ export class KeyView {
   @ApiProperty({ type: [String] }) models!: string[];
   @ApiProperty() enabled!: boolean;
   @ApiProperty({ type: String, nullable: true }) expires_at!: string | null;
+  @ApiProperty({ type: RateLimitsView, nullable: true, description: "The key's own rate limits (its owner's apply too); null: none." })
+  limits!: RateLimitsView | null;
   @ApiProperty({ enum: ['config', 'admin'], description: SOURCE_DOC }) source!: string;
   @ApiProperty() created_at!: string;
   @ApiProperty() updated_at!: string;
@@ -76,6 +87,7 @@ export function keyView(key: KeyRow): KeyView {
     models: key.models,
     enabled: key.enabled,
     expires_at: key.expiresAt?.toISOString() ?? null,
+    limits: key.limits,
     source: key.source,
     created_at: key.createdAt.toISOString(),
     updated_at: key.updatedAt.toISOString(),

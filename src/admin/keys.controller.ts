@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCookieAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Actor, AdminGuard } from './admin.guard';
 import { SESSION_COOKIE } from './console-sessions';
 import { AdminService } from './admin.service';
-import { CreateKeyBody, KeyListQuery, RenewBody } from './admin.dto';
+import { CreateKeyBody, KeyListQuery, RenewBody, UpdateKeyBody } from './admin.dto';
 import { Validated } from './admin-validation';
 import { CreatedKeyView, KeyPage, KeyView, ListedKeyView } from './admin.views';
 import { AdminErrors } from './admin-errors';
@@ -41,6 +41,13 @@ export class KeysController {
   @ApiOkResponse({ type: ListedKeyView })
   show(@Param('id') id: string) {
     return this.admin.key(id);
+  }
+
+  @Patch(':id')
+  @ApiOperation({ summary: "Change a key's own rate limits", description: TTL_NOTE })
+  @ApiOkResponse({ type: KeyView })
+  update(@Param('id') id: string, @Body(new Validated(UpdateKeyBody, 'body')) body: UpdateKeyBody, @Actor() actor: string) {
+    return this.admin.setKeyLimits(id, body, actor);
   }
 
   @Post(':id/disable')

@@ -39,10 +39,13 @@ export class OwnersController {
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: "Change an owner's budget", description: 'Spent and reserved amounts stay. null: unlimited.' })
+  @ApiOperation({
+    summary: "Change an owner's budget or rate limits",
+    description: 'Give budget, limits or both. Spent and reserved amounts stay. Limits apply on every replica within KEY_CACHE_TTL_MS.',
+  })
   @ApiOkResponse({ type: OwnerView })
   update(@Param('id') id: string, @Body(new Validated(UpdateOwnerBody, 'body')) body: UpdateOwnerBody, @Actor() actor: string) {
-    return this.admin.setBudget(id, body.budget, actor);
+    return this.admin.updateOwner(id, body, actor);
   }
 
   @Post(':id/renew-keys')

@@ -9,6 +9,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const ALTERNATIVE_KEY_HEADERS = ['x-alt-api-key', 'x-goog-api-key'] as const;
 /** Messages-protocol SDKs (older releases) send their key as `x-api-key`; accepted on that entry. */
 const MESSAGES_KEY_HEADER = 'x-api-key';
+const KEY_STANDING_PATH = '/v1/key';
 
 /**
  * Authenticates a data-plane request by its gateway key. Keys are read from headers only:
@@ -62,6 +63,10 @@ export class ApiKeyGuard implements CanActivate {
 function presentedKey(request: FastifyRequest): string | undefined {
   const authorization = request.headers.authorization;
   if (authorization) return BEARER.exec(authorization)?.[1];
+  // A key's own view (GET /v1/key) is read by clients of every entry, each with its SDK's header.
+  if (request.url === KEY_STANDING_PATH || request.url.startsWith(`${KEY_STANDING_PATH}?`)) {
+    return headerValue(request, MESSAGES_KEY_HEADER) ?? ALTERNATIVE_KEY_HEADERS.map((name) => headerValue(request, name)).find(Boolean);
+  }
   if (request.url.startsWith('/v1/messages')) return headerValue(request, MESSAGES_KEY_HEADER);
   if (!request.url.startsWith('/v1beta/')) return undefined;
   for (const name of ALTERNATIVE_KEY_HEADERS) {

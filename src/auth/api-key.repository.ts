@@ -4,6 +4,7 @@ import { QuotaOwner } from './quota-owner.entity';
 import type { Principal } from './principal';
 import type { KeyConfig, OwnerConfig } from '../config/gateway-config';
 import { randomUUID } from 'node:crypto';
+import { limitsColumn, storedRateLimits } from '../config/rate-limits';
 
 /** Database access for keys and their owners. */
 @Injectable()
@@ -23,8 +24,10 @@ export class ApiKeyRepository {
       models: string[];
       enabled: boolean;
       expires_at: Date | null;
+      key_limits: unknown;
+      owner_limits: unknown;
     }> = await this.dataSource.query(
-      `SELECT k.id, k.display_prefix, k.owner_id, o.kind, k.models, k.enabled, k.expires_at
+      `SELECT k.id, k.display_prefix, k.owner_id, o.kind, k.models, k.enabled, k.expires_at, k.limits AS key_limits, o.limits AS owner_limits
          FROM api_key k JOIN quota_owner o ON o.id = k.owner_id
         WHERE k.key_sha256 = $1`,
       [keySha256],
@@ -39,6 +42,8 @@ export class ApiKeyRepository {
       models: row.models.includes('*') ? null : new Set(row.models),
       enabled: row.enabled,
       expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+      keyLimits: storedRateLimits(row.key_limits),
+      ownerLimits: storedRateLimits(row.owner_limits),
     };
   }
 
@@ -51,20 +56,20 @@ export class ApiKeyRepository {
     await this.dataSource.transaction(async (manager) => {
       for (const owner of owners) {
         await manager.query(
-          `INSERT INTO quota_owner (id, kind, budget_nano, source) VALUES ($1, $2, $3, 'config')
+          `INSERT INTO quota_owner (id, kind, budget_nano, limits, source) VALUES ($1, $2, $3, $4, 'config')
            ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, budget_nano = EXCLUDED.budget_nano,
-             source = 'config', updated_at = now()`,
-          [owner.id, owner.kind, owner.budgetNano === undefined ? null : owner.budgetNano.toString()],
+             limits = EXCLUDED.limits, source = 'config', updated_at = now()`,
+          [owner.id, owner.kind, owner.budgetNano === undefined ? null : owner.budgetNano.toString(), limitsColumn(owner.limits)],
         );
       }
       for (const key of keys) {
         await manager.query(
-          `INSERT INTO api_key (id, key_sha256, display_prefix, owner_id, models, enabled, expires_at, source)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 'config')
+          `INSERT INTO api_key (id, key_sha256, display_prefix, owner_id, models, enabled, expires_at, limits, source)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'config')
            ON CONFLICT (key_sha256) DO UPDATE SET display_prefix = EXCLUDED.display_prefix,
              owner_id = EXCLUDED.owner_id, models = EXCLUDED.models, enabled = EXCLUDED.enabled,
-             expires_at = EXCLUDED.expires_at, source = 'config', updated_at = now()`,
-          [randomUUID(), key.keySha256, key.displayPrefix, key.owner, JSON.stringify(key.models), key.enabled, key.expiresAt ?? null],
+             expires_at = EXCLUDED.expires_at, limits = EXCLUDED.limits, source = 'config', updated_at = now()`,
+          [randomUUID(), key.keySha256, key.displayPrefix, key.owner, JSON.stringify(key.models), key.enabled, key.expiresAt ?? null, limitsColumn(key.limits)],
         );
       }
     });

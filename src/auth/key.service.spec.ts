@@ -52,6 +52,8 @@ function principalOf(plaintext: string, changes: Partial<Principal>): Principal 
     models: null,
     enabled: true,
     expiresAt: null,
+    keyLimits: null,
+    ownerLimits: null,
     ...changes,
   };
 }

@@ -1,4 +1,5 @@
 import type { OwnerKind } from '../config/gateway-config';
+import type { RateLimits } from '../config/rate-limits';
 
 /** The authenticated caller of a data-plane request, as the key cache holds it. */
 export interface Principal {
@@ -10,6 +11,10 @@ export interface Principal {
   models: ReadonlySet<string> | null;
   enabled: boolean;
   expiresAt: Date | null;
+  /** The key's own rate limits; null: none. */
+  keyLimits: RateLimits | null;
+  /** The owner's rate limits, shared by all its keys; null: none. */
+  ownerLimits: RateLimits | null;
 }
 
 export function mayUseModel(principal: Principal, modelId: string): boolean {

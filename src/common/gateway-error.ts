@@ -25,6 +25,8 @@ export class GatewayError extends Error {
     message: string,
     /** Seconds for a `Retry-After` header (429 and 503). */
     readonly retryAfterSeconds?: number,
+    /** More headers of the answer (a rate limit's `x-ratelimit-*`). */
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(message);
     this.name = 'GatewayError';

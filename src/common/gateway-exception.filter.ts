@@ -61,6 +61,7 @@ export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, e
     return;
   }
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+  if (error.headers) reply.headers(error.headers);
   void reply
     .code(statusOf(error.code))
     .header('content-type', 'application/json')

@@ -192,6 +192,10 @@ export class OwnerConfigDto {
   /** Currency units; the loader converts it exactly (money.ts). */
   @IsOptional()
   budget?: unknown;
+
+  /** requests_per_minute, tokens_per_minute, concurrent_requests; the loader checks them (rate-limits.ts). */
+  @IsOptional()
+  limits?: unknown;
 }
 
 export class KeyConfigDto {
@@ -225,6 +229,10 @@ export class KeyConfigDto {
   @IsOptional()
   @IsString({ message: 'must be an ISO 8601 date-time, e.g. 2027-01-01T00:00:00Z' })
   expires_at?: string;
+
+  /** As an owner's limits, for this key alone. */
+  @IsOptional()
+  limits?: unknown;
 }
 
 export class GatewayConfigDto {

@@ -89,7 +89,7 @@ describe(loadGatewayConfig.name, () => {
         priceTiers: [],
       },
     ]);
-    expect(config.owners).toEqual([{ id: 'team-a', kind: 'project', budgetNano: 100_000_000_000n }]);
+    expect(config.owners).toEqual([{ id: 'team-a', kind: 'project', budgetNano: 100_000_000_000n, limits: null }]);
     expect(config.keys).toEqual([
       {
         keySha256: createHash('sha256').update('gk-team-a-0001').digest('hex'),
@@ -98,6 +98,7 @@ describe(loadGatewayConfig.name, () => {
         models: ['*'],
         enabled: true,
         expiresAt: new Date('2027-01-01T00:00:00Z'),
+        limits: null,
       },
     ]);
   });
@@ -144,6 +145,19 @@ describe(loadGatewayConfig.name, () => {
     expect(config.keys[0]).toMatchObject({ keySha256: HASH, displayPrefix: 'sha256:abababab' });
   });
 
+  it('reads the rate limits of owners and keys, leaving out the ones not given', () => {
+    const config = loadGatewayConfig(
+      minimalWith('kind: project', 'kind: project, limits: { requests_per_minute: 600, tokens_per_minute: 200000, concurrent_requests: 20 }').replace(
+        'models: ["*"]',
+        'models: ["*"], limits: { requests_per_minute: 60, concurrent_requests: null }',
+      ),
+      {},
+    );
+
+    expect(config.owners[0].limits).toEqual({ requests_per_minute: 600, tokens_per_minute: 200000, concurrent_requests: 20 });
+    expect(config.keys[0].limits).toEqual({ requests_per_minute: 60, tokens_per_minute: null, concurrent_requests: null });
+  });
+
   it('reports a YAML syntax error with its line', () => {
     expect(problemsOf('upstreams:\n  - id: a\n    id: b\n')).toEqual(['line 3, column 5: Map keys must be unique']);
   });
@@ -181,6 +195,25 @@ describe(loadGatewayConfig.name, () => {
     ],
     ['a negative budget', 'kind: project', 'kind: project, budget: -1', 'owners[0].budget: must not be negative'],
     ['an unknown owner kind', 'kind: project', 'kind: boss', 'owners[0].kind: unknown owner kind "boss"'],
+    [
+      'an owner rate limit that is not a whole number',
+      'kind: project',
+      'kind: project, limits: { requests_per_minute: 1.5 }',
+      'owners[0].limits.requests_per_minute: must be a whole number from 1 to 1000000000000, or null',
+    ],
+    [
+      'an unknown rate limit',
+      'kind: project',
+      'kind: project, limits: { requests_per_hour: 10 }',
+      'owners[0].limits.requests_per_hour: unknown limit (expected one of: requests_per_minute, tokens_per_minute, concurrent_requests)',
+    ],
+    ['limits that are not a mapping', 'models: ["*"]', 'models: ["*"], limits: 60', 'keys[0].limits: must be a mapping of requests_per_minute'],
+    [
+      'a key concurrency limit of 0',
+      'models: ["*"]',
+      'models: ["*"], limits: { concurrent_requests: 0 }',
+      'keys[0].limits.concurrent_requests: must be a whole number',
+    ],
     ['a key naming an unknown owner', 'owner: team-a', 'owner: team-z', 'keys[0].owner: unknown owner "team-z"'],
     ['a key scope naming an unknown model', '["*"]', '[model-a, model-z]', 'keys[0].models[1]: unknown model "model-z"'],
     ['a key without a scope', 'models: ["*"]', 'enabled: true', 'keys[0].models: is required'],

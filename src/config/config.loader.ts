@@ -5,6 +5,7 @@ import { plainToInstance } from 'class-transformer';
 import { isISO8601, ValidationError, validateSync } from 'class-validator';
 import { parseDocument, YAMLError } from 'yaml';
 import { GatewayConfigDto, KeyConfigDto, ModelConfigDto, OwnerConfigDto, PriceTierConfigDto, UpstreamConfigDto } from './config.dto';
+import { parseRateLimits } from './rate-limits';
 import type { GatewayConfig, KeyConfig, ModelConfig, OwnerConfig, PriceTable, PriceTier, UpstreamConfig } from './gateway-config';
 import { INTERFACE_NAMES, InterfaceName, OwnerKind, UpstreamAuthStyle } from './gateway-config';
 import { decimalToNano } from './money';
@@ -119,7 +120,10 @@ function checkConfig(dto: GatewayConfigDto): string[] {
   upstreams.forEach((entry) => checkUpstream(entry, problems));
   models.forEach((entry) => checkModel(entry, upstreamIds, problems));
   owners.forEach(({ item, path }) => checkMoney(item.budget, `${path}.budget`, problems));
-  checkKeys(entriesOf(dto.keys, 'keys', problems), ownerIds, modelIds, problems);
+  owners.forEach(({ item, path }) => parseRateLimits(item.limits, `${path}.limits`, problems));
+  const keys = entriesOf(dto.keys, 'keys', problems);
+  checkKeys(keys, ownerIds, modelIds, problems);
+  keys.forEach(({ item, path }) => parseRateLimits(item.limits, `${path}.limits`, problems));
   return problems;
 }
 
@@ -374,10 +378,11 @@ function toOwnerConfig(owner: OwnerConfigDto, index: number): OwnerConfig {
     id: owner.id,
     kind: owner.kind as OwnerKind,
     budgetNano: isGiven(budget) ? decimalToNano(budget, `owners[${index}].budget`) : undefined,
+    limits: parseRateLimits(owner.limits, `owners[${index}].limits`, []),
   };
 }
 
-function toKeyConfig(key: KeyConfigDto): KeyConfig {
+function toKeyConfig(key: KeyConfigDto, index: number): KeyConfig {
   return {
     keySha256: sha256Of(key),
     displayPrefix: isGiven(key.key) ? key.key.slice(0, DISPLAY_PREFIX_LENGTH) : `sha256:${sha256Of(key).slice(0, DISPLAY_PREFIX_LENGTH)}`,
@@ -385,6 +390,7 @@ function toKeyConfig(key: KeyConfigDto): KeyConfig {
     models: key.models,
     enabled: key.enabled ?? true,
     expiresAt: isGiven(key.expires_at) ? new Date(key.expires_at) : undefined,
+    limits: parseRateLimits(key.limits, `keys[${index}].limits`, []),
   };
 }
 

@@ -1,3 +1,5 @@
+import type { RateLimits } from './rate-limits';
+
 /**
  * The validated, typed configuration tree the rest of the gateway reads.
  * The YAML file (DESIGN.md section 3) is snake_case; this tree is camelCase, with money
@@ -75,6 +77,8 @@ export interface OwnerConfig {
   kind: OwnerKind;
   /** Absent = unlimited. */
   budgetNano?: bigint;
+  /** Rate limits shared by the owner's keys; null: none. */
+  limits: RateLimits | null;
 }
 
 export interface KeyConfig {
@@ -87,6 +91,8 @@ export interface KeyConfig {
   models: string[];
   enabled: boolean;
   expiresAt?: Date;
+  /** The key's own rate limits; null: none. */
+  limits: RateLimits | null;
 }
 
 export interface GatewayConfig {

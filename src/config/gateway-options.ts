@@ -13,6 +13,7 @@ import { CatalogSettings, secretKeyFrom } from './settings/catalog.settings';
 import type { TranslationSettings } from './settings/translation.settings';
 import type { VideoSettings } from './settings/video.settings';
 import type { ConsoleSettings } from './settings/console.settings';
+import type { RateLimitSettings } from './settings/limits.settings';
 import { numberFrom, positiveWholeFrom } from './env-numbers';
 
 /** Everything a gateway process is started with: the config file plus environment settings. */
@@ -34,6 +35,7 @@ export interface GatewayOptions {
   translation: TranslationSettings;
   video: VideoSettings;
   console: ConsoleSettings;
+  rateLimits: RateLimitSettings;
   /** Level of the JSON log (`LOG_LEVEL`): call lines are `info` (`warn` for 5xx). */
   logLevel: LogLevelName;
 }
@@ -170,6 +172,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       submitLostAfterMs: numberFrom(env, 'VIDEO_SUBMIT_LOST_AFTER_MS', 900_000),
     },
     console: { sessionTtlMs: positiveWholeFrom(env, 'CONSOLE_SESSION_HOURS', 12) * 3_600_000 },
+    rateLimits: { syncIntervalMs: positiveWholeFrom(env, 'RATE_LIMIT_SYNC_MS', 250) },
     logLevel: logLevelFrom(env),
   };
 }

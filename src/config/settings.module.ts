@@ -12,6 +12,7 @@ import { TRANSLATION_SETTINGS } from './settings/translation.settings';
 import { Clock } from '../common/clock';
 import { VIDEO_SETTINGS } from './settings/video.settings';
 import { CONSOLE_SETTINGS } from './settings/console.settings';
+import { RATE_LIMIT_SETTINGS } from './settings/limits.settings';
 
 /** The process's options and the clock, available to every module. */
 @Global()
@@ -31,6 +32,7 @@ export class SettingsModule {
       { provide: TRANSLATION_SETTINGS, useValue: options.translation },
       { provide: VIDEO_SETTINGS, useValue: options.video },
       { provide: CONSOLE_SETTINGS, useValue: options.console },
+      { provide: RATE_LIMIT_SETTINGS, useValue: options.rateLimits },
       Clock,
     ];
     return { module: SettingsModule, providers, exports: providers.map((provider) => ('provide' in provider ? provider.provide : provider)) };

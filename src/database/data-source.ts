@@ -11,6 +11,7 @@ import { Catalog1764700000000 } from './migrations/1764700000000-Catalog';
 import { AdminAudit1764800000000 } from './migrations/1764800000000-AdminAudit';
 import { VideoTaskPricing1764900000000 } from './migrations/1764900000000-VideoTaskPricing';
 import { ConsoleSessions1765000000000 } from './migrations/1765000000000-ConsoleSessions';
+import { RateLimits1765100000000 } from './migrations/1765100000000-RateLimits';
 import type { DatabaseSettings } from '../config/settings/database.settings';
 import { embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
 
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   AdminAudit1764800000000,
   VideoTaskPricing1764900000000,
   ConsoleSessions1765000000000,
+  RateLimits1765100000000,
 ];
 
 export async function dataSourceOptions(settings: DatabaseSettings): Promise<DataSourceOptions> {

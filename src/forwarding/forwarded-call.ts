@@ -77,6 +77,8 @@ export class ForwardedCall {
       if (!spec.outlivesClient) abort.abort();
     };
     response.once('close', onClose);
+    // A client that left while the call was being admitted is gone before the listener was.
+    if (response.closed) onClose();
     let opened: OpenedResponse;
     try {
       opened = await this.forwarder.open({

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { isUtf8 } from 'node:buffer';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
 import { scanTopLevel, TopLevelField } from '../request-body/json-scan';
@@ -10,6 +10,7 @@ import { BodySpool } from '../request-body/body-spool';
 import { FormPart, formBoundary, parseForm, partText } from '../request-body/multipart-form';
 import { mayUseModel } from '../auth/principal';
 import { QuotaService } from '../metering/quota.service';
+import { Admission, RateLimiter } from '../governance/rate-limiter';
 import { CatalogService } from '../catalog/catalog.service';
 import { ENTRY_METADATA, EntryDeclaration } from './entry.decorator';
 import { isTranslatableEntry, TextProtocol, translationTarget } from '../translation/translation-routes';
@@ -18,7 +19,8 @@ import { isTranslatableEntry, TextProtocol, translationTarget } from '../transla
  * Admits a model call: the body is a JSON object without repeated top-level fields and with a
  * string `model` (or, where the route allows, a valid multipart form with one `model` field, or
  * the model named in the path); the model exists (404), the key may use it (403), the model offers
- * the entry's interface (400), and the owner's budget is not used up (402). Runs after
+ * the entry's interface (400), the owner's budget is not used up (402), and no rate limit of the
+ * key or its owner is reached (429; an admitted call counts at once). Runs after
  * ApiKeyGuard; the scan is kept on the request so nothing parses the body again.
  */
 @Injectable()
@@ -27,6 +29,7 @@ export class ModelAccessGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly catalog: CatalogService,
     private readonly quota: QuotaService,
+    private readonly limiter: RateLimiter,
   ) {}
 
   /** Synchronous when the owner's balance is cached (Nest awaits only what is not a boolean): it runs on every call. */
@@ -39,12 +42,32 @@ export class ModelAccessGuard implements CanActivate {
     const read = boundary === undefined ? readJsonBody(body, declaration, request, spool) : readFormBody(body, boundary);
     const model = this.resolve(read.modelId, request);
     const translateTo = this.upstreamProtocol(model, declaration);
-    const admitted = this.quota.admit(request.principal!.ownerId);
+    const principal = request.principal!;
+    const admitted = this.quota.admit(principal.ownerId);
     const enter = (): true => {
       request.call = { entry: declaration.entry, translateTo, model, body, spool, fields: read.fields, form: read.form, stream: read.stream };
       return true;
     };
-    return admitted ? admitted.then(enter) : enter();
+    const limited = (): boolean | Promise<boolean> => {
+      const admission = this.limiter.admit(principal, declaration.entry);
+      if (admission instanceof Promise) return admission.then((end) => this.counted(context, end, enter));
+      return this.counted(context, admission, enter);
+    };
+    return admitted ? admitted.then(limited) : limited();
+  }
+
+  /**
+   * A call counts against concurrency limits until its answer is closed, however it ends; a
+   * client that left while its admission waited (for a balance, or for other replicas' counts)
+   * ends it at once.
+   */
+  private counted(context: ExecutionContext, end: Admission, enter: () => true): true {
+    if (end) {
+      const response = context.switchToHttp().getResponse<FastifyReply>().raw;
+      if (response.closed) end();
+      else response.once('close', end);
+    }
+    return enter();
   }
 
   private resolve(modelId: string, request: FastifyRequest): ModelConfig {

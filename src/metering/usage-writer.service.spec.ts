@@ -6,6 +6,7 @@ import { NANO_PER_UNIT } from '../config/money';
 import { openDataSource } from '../database/data-source';
 import { QuotaService } from './quota.service';
 import type { UsageDraft } from './usage-draft';
+import { RateLimiter } from '../governance/rate-limiter';
 import { UsageWriter } from './usage-writer.service';
 import { UsageWriterSettings } from '../config/settings/metering.settings';
 import { createTestDatabase, TestDatabase } from '../../test/support/test-database';
@@ -114,7 +115,7 @@ describe(UsageWriter.name, () => {
 
   function writer(settings: UsageWriterSettings = QUIET, source: DataSource = dataSource) {
     const quota = new QuotaService(source, new Clock(), { balanceTtlMs: 60_000 });
-    const usage = new UsageWriter(source, quota, settings);
+    const usage = new UsageWriter(source, quota, new RateLimiter(new Clock()), settings);
     writers.push(usage);
     return { usage, quota };
   }

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { BalanceRow, balanceOf, OwnerBalance, QuotaService } from './quota.service';
+import { RateLimiter } from '../governance/rate-limiter';
 import type { UsageDraft } from './usage-draft';
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -60,6 +61,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   constructor(
     private readonly dataSource: DataSource,
     private readonly quota: QuotaService,
+    private readonly limiter: RateLimiter,
     @Inject(USAGE_WRITER_SETTINGS) private readonly settings: UsageWriterSettings,
   ) {
     this.embedded = isEmbedded(dataSource);
@@ -69,6 +71,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   enqueue(draft: UsageDraft): void {
     this.queue.add(draft);
     this.quota.addUnwritten(draft.ownerId, draft.costNano);
+    if (draft.usage) this.limiter.addTokens(draft.keyId, draft.ownerId, (draft.usage.input_tokens ?? 0) + (draft.usage.output_tokens ?? 0));
     // A full batch goes at once, unless writes are failing: then the back-off timer decides, or
     // every new record would retry at once against a database that is away.
     if (this.queue.depth >= this.settings.batchSize && this.failures === 0) this.flushSoon(0);

@@ -3,6 +3,8 @@ import type { UsageWriter } from '../metering/usage-writer.service';
 import type { LineRegistry } from '../upstream/line-registry';
 import type { CallFacts } from './call-facts';
 import { GatewayMetrics } from './gateway-metrics';
+import { Clock } from '../common/clock';
+import { RateLimiter } from '../governance/rate-limiter';
 
 const FACTS: CallFacts = {
   requestId: 'request-1',
@@ -26,10 +28,10 @@ const FACTS: CallFacts = {
   costNano: 1_500_000_000n,
 };
 
-function metricsWith(query: () => Promise<unknown>): GatewayMetrics {
+function metricsWith(query: () => Promise<unknown>, limiter = new RateLimiter(new Clock())): GatewayMetrics {
   const lines = { all: () => [], isCooling: () => false } as unknown as LineRegistry;
   const writer = { depth: 0, failedWrites: 0 } as unknown as UsageWriter;
-  return new GatewayMetrics(lines, writer, { query } as unknown as DataSource);
+  return new GatewayMetrics(lines, writer, { query } as unknown as DataSource, limiter);
 }
 
 /** The sample lines of a metric, e.g. `gateway_cost_total{model="chat-model"} 1.5`. */
@@ -105,6 +107,26 @@ describe(GatewayMetrics.name, () => {
       'gateway_video_tasks_open{status="queued"} 2',
       'gateway_video_tasks_open{status="running"} 1',
     ]);
+  });
+
+  it('counts rate-limit refusals by entry and limit, never by key or owner', async () => {
+    const limiter = new RateLimiter(new Clock());
+    const metrics = metricsWith(async () => [], limiter);
+    const principal = {
+      keyId: 'key-1',
+      displayPrefix: 'gk-test',
+      ownerId: 'team-a',
+      ownerKind: 'project' as const,
+      models: null,
+      enabled: true,
+      expiresAt: null,
+      keyLimits: { requests_per_minute: 1, tokens_per_minute: null, concurrent_requests: null },
+      ownerLimits: null,
+    };
+    expect(limiter.admit(principal, 'messages')).toEqual(expect.any(Function));
+    for (let refused = 0; refused < 2; refused++) expect(() => limiter.admit(principal, 'messages')).toThrow('limit of 1 requests per minute');
+
+    expect(await samples(metrics, 'gateway_rate_limited_total')).toEqual(['gateway_rate_limited_total{entry="messages",limit="requests_per_minute"} 2']);
   });
 
   describe('when the database does not answer a scrape in time', () => {

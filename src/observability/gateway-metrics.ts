@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import type { UsageFigures } from '../metering/usage-figures';
 import { UsageWriter } from '../metering/usage-writer.service';
+import { RateLimiter } from '../governance/rate-limiter';
 import { LineRegistry } from '../upstream/line-registry';
 import { isFinalStatus } from '../video/video-task.entity';
 import type { Settlement } from '../video/video-task.entity';
@@ -96,6 +97,7 @@ export class GatewayMetrics {
     private readonly lines: LineRegistry,
     private readonly writer: UsageWriter,
     private readonly dataSource: DataSource,
+    private readonly limiter: RateLimiter,
   ) {
     collectDefaultMetrics({ register: this.registry });
     this.registerScrapedState();
@@ -192,6 +194,20 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         this.inc(writer.failedWrites);
+      },
+    });
+    const refusals = this.limiter.refusals;
+    new Counter({
+      name: 'gateway_rate_limited_total',
+      help: 'Calls refused with 429 because a rate limit of their key or its owner was reached, by entry point and limit (requests_per_minute, tokens_per_minute, concurrent_requests).',
+      labelNames: ['entry', 'limit'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [counter, count] of refusals) {
+          const [entry, limit] = counter.split('\u0000');
+          this.inc({ entry, limit }, count);
+        }
       },
     });
     const openTasks = () => this.openVideoTasks();

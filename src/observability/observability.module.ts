@@ -1,5 +1,6 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { GovernanceModule } from '../governance/governance.module';
 import { MeteringModule } from '../metering/metering.module';
 import { UpstreamModule } from '../upstream/upstream.module';
 import { CallTelemetry } from './call-telemetry';
@@ -16,7 +17,7 @@ export class ObservabilityModule implements OnApplicationShutdown {
   static forRoot(log: Logger): DynamicModule {
     return {
       module: ObservabilityModule,
-      imports: [UpstreamModule, MeteringModule],
+      imports: [UpstreamModule, MeteringModule, GovernanceModule],
       controllers: [MetricsController],
       providers: [{ provide: GATEWAY_LOG, useValue: log }, GatewayMetrics, CallTelemetry],
       exports: [GATEWAY_LOG, GatewayMetrics, CallTelemetry],

@@ -19,7 +19,17 @@ import { migratedFolder } from '../support/test-database';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ADMIN_TOKEN = 'browser-admin-token-of-some-length';
 const SHOTS = resolve(__dirname, '..', '..', 'test-results', 'console');
-const PAGES = ['overview', 'owners', 'keys', 'catalog', 'calls', 'video', 'audit'] as const;
+/** Each page by the name of its screenshots: the page's route, and one owner's page with its forms. */
+const PAGES = {
+  overview: 'overview',
+  owners: 'owners',
+  owner: 'owners?owner=browser-team',
+  keys: 'keys',
+  catalog: 'catalog',
+  calls: 'calls',
+  video: 'video',
+  audit: 'audit',
+} as const;
 const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
 
 /** Serious and critical axe findings on the page as it is now, as readable lines. */
@@ -55,6 +65,8 @@ describe('the operator console in a browser', () => {
   const browserErrors: string[] = [];
   const requested: string[] = [];
   const made = { key: '', prefix: '', requestId: '', cost: '', simulatorUrl: '' };
+  /** The key made with a limit of one call a minute. */
+  const limited = { key: '', id: '', prefix: '' };
 
   function watch(watched: Page): Page {
     watched.on('console', (message) => {
@@ -91,6 +103,27 @@ describe('the operator console in a browser', () => {
   async function adminGet(path: string): Promise<any> {
     const answer = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     return answer.json();
+  }
+
+  /** A chat call with the key: its answer, or the error the SDK threw. */
+  function chatWith(key: string, content: string): Promise<unknown> {
+    return client(key)
+      .chat.completions.create({ model: 'chat-model', messages: [{ role: 'user', content }] })
+      .catch((error: unknown) => error);
+  }
+
+  /** The texts of the elements that describe a control (aria-describedby): its hints and problems. */
+  async function descriptionOf(control: Locator): Promise<string> {
+    const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter((id) => id !== '');
+    const texts = await Promise.all(ids.map((id) => control.page().locator(`[id="${id}"]`).textContent()));
+    return texts.join(' ');
+  }
+
+  async function openOwner(id: string): Promise<Locator> {
+    await page.goto(`${gateway.url}/console/#/owners?owner=${id}`);
+    const detail = page.getByRole('region', { name: `Owner ${id}` });
+    await detail.waitFor();
+    return detail;
   }
 
   beforeAll(async () => {
@@ -340,6 +373,121 @@ describe('the operator console in a browser', () => {
     expect((await adminGet('/admin/owners/browser-team')).budget).toBe(12.5);
   });
 
+  it("sets an owner's rate limits on its page, shown with the owner and stored", async () => {
+    const detail = await openOwner('browser-team');
+    expect(await detail.getByRole('definition').filter({ hasText: 'No rate limits' }).count()).toBe(1);
+    const form = detail.getByRole('form', { name: 'Rate limits of browser-team' });
+    await form.getByLabel('Requests per minute').fill('600');
+    await form.getByLabel('Tokens per minute').fill('200,000');
+    await form.getByLabel('Calls at once').fill('20');
+    await form.getByRole('button', { name: 'Save rate limits' }).click();
+
+    await detail.getByText('600 requests/min · 200,000 tokens/min · 20 at once', { exact: true }).waitFor();
+    expect((await adminGet('/admin/owners/browser-team')).limits).toEqual({ requests_per_minute: 600, tokens_per_minute: 200000, concurrent_requests: 20 });
+    const row = page.getByRole('region', { name: 'Quota owners' }).getByRole('row', { name: /^browser-team/ });
+    expect(await row.textContent()).toContain('600 requests/min · 200,000 tokens/min · 20 at once');
+  });
+
+  it('shows a refused limit at its field, marked invalid and focused', async () => {
+    const detail = await openOwner('browser-team');
+    const form = detail.getByRole('form', { name: 'Rate limits of browser-team' });
+    const field = form.getByLabel('Requests per minute');
+    await field.fill('0');
+    await form.getByRole('button', { name: 'Save rate limits' }).click();
+
+    await form.getByText('limits.requests_per_minute: must be a whole number from 1').waitFor();
+    expectRefusalLogged(400, '/admin/owners/browser-team');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await descriptionOf(field)).toContain('limits.requests_per_minute: must be a whole number from 1');
+    expect(await page.evaluate('document.activeElement?.id')).toBe(await field.getAttribute('id'));
+    expect(await form.getByLabel('Tokens per minute').getAttribute('aria-invalid')).toBeNull();
+    expect((await adminGet('/admin/owners/browser-team')).limits.requests_per_minute).toBe(600);
+  });
+
+  it('creates an owner with rate limits', async () => {
+    await open(page, 'Owners');
+    await page.getByText('Create an owner').click();
+    const form = page.getByRole('form', { name: 'Create an owner' });
+    await form.getByLabel('Owner id').fill('limited-team');
+    await form.getByRole('group', { name: 'Rate limits (optional)' }).getByLabel('Calls at once').fill('5');
+    await form.getByRole('button', { name: 'Create owner' }).click();
+
+    await page.getByText('Owner limited-team created.').waitFor();
+    expect((await adminGet('/admin/owners/limited-team')).limits).toEqual({ requests_per_minute: null, tokens_per_minute: null, concurrent_requests: 5 });
+    expect(await page.getByRole('row', { name: /^limited-team/ }).textContent()).toContain('5 at once');
+  });
+
+  it('creates a key limited to 1 call a minute, whose second call is answered 429', async () => {
+    await open(page, 'Keys');
+    await page.getByText('Create a key').click();
+    const form = page.getByRole('form', { name: 'Create a key' });
+    await form.getByLabel('Owner', { exact: true }).selectOption('browser-team');
+    await form.getByLabel('chat-model', { exact: true }).check();
+    await form.getByRole('group', { name: 'Rate limits of this key (optional)' }).getByLabel('Requests per minute').fill('1');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const field = page.getByLabel('New key');
+    await field.waitFor();
+    limited.key = await field.inputValue();
+    await page.getByRole('button', { name: 'I have stored the key' }).click();
+
+    const stored = (await adminGet('/admin/keys?owner=browser-team')).data.find((key: { prefix: string }) => limited.key.startsWith(key.prefix));
+    Object.assign(limited, { id: stored.id, prefix: stored.prefix });
+    expect(stored.limits).toEqual({ requests_per_minute: 1, tokens_per_minute: null, concurrent_requests: null });
+    const row = page.getByRole('row', { name: new RegExp(`^${limited.prefix}`) });
+    expect(await row.textContent()).toContain('1 request/min');
+
+    const first = await chatWith(limited.key, 'One a minute');
+    const second = await chatWith(limited.key, 'One more');
+    expect(first).toMatchObject({ choices: [expect.objectContaining({ message: expect.objectContaining({ content: expect.any(String) }) })] });
+    expect(second).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(second).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+  });
+
+  it("clears a key's own limit from its row, after which it is answered again", async () => {
+    await page.getByRole('button', { name: `Limits of key ${limited.prefix}` }).click();
+    const form = page.getByRole('form', { name: `Rate limits of key ${limited.prefix}` });
+    const field = form.getByLabel('Requests per minute');
+    // The form opens with the key's limits, its first field focused.
+    expect(await field.inputValue()).toBe('1');
+    expect(await page.evaluate('document.activeElement?.id')).toBe(await field.getAttribute('id'));
+    expect(await form.textContent()).toContain('at present: 600 requests/min · 200,000 tokens/min · 20 at once');
+    for (const [width, viewport] of Object.entries(WIDTHS)) {
+      await page.setViewportSize(viewport);
+      await form.scrollIntoViewIfNeeded();
+      // The screen as it is: a full-page shot leaves out part of a form that stays in view (sticky) in a table scrolled sideways.
+      await page.screenshot({ path: join(SHOTS, `key-limits-${viewport.width}.png`) });
+      expect({ width, overflow: await page.evaluate('document.documentElement.scrollWidth - window.innerWidth') }).toEqual({ width, overflow: 0 });
+    }
+    await page.setViewportSize(WIDTHS.desktop);
+    await field.fill('');
+    await form.getByRole('button', { name: 'Save rate limits' }).click();
+
+    await page.getByText(`Rate limits of key ${limited.prefix} saved: No rate limits.`).waitFor();
+    expect((await adminGet(`/admin/keys/${limited.id}`)).limits).toBeNull();
+    // The list is read again after the notice shows.
+    await page
+      .getByRole('row', { name: new RegExp(`^${limited.prefix}`) })
+      .getByRole('cell', { name: 'None', exact: true })
+      .waitFor();
+    expect(await chatWith(limited.key, 'Free again')).toMatchObject({ choices: [expect.anything()] });
+  });
+
+  it("clears an owner's rate limits one by one, until it has none", async () => {
+    const detail = await openOwner('browser-team');
+    const form = detail.getByRole('form', { name: 'Rate limits of browser-team' });
+    await form.getByLabel('Requests per minute').fill('');
+    await form.getByRole('button', { name: 'Save rate limits' }).click();
+    await detail.getByText('200,000 tokens/min · 20 at once', { exact: true }).waitFor();
+    expect((await adminGet('/admin/owners/browser-team')).limits).toEqual({ requests_per_minute: null, tokens_per_minute: 200000, concurrent_requests: 20 });
+
+    await form.getByLabel('Tokens per minute').fill('');
+    await form.getByLabel('Calls at once').fill('');
+    await form.getByRole('button', { name: 'Save rate limits' }).click();
+
+    await detail.getByRole('definition').filter({ hasText: 'No rate limits' }).waitFor();
+    expect((await adminGet('/admin/owners/browser-team')).limits).toBeNull();
+  });
+
   it("renews a member's key, and deletes a key once confirmed", async () => {
     const created = await fetch(`${gateway.url}/admin/keys`, {
       method: 'POST',
@@ -439,6 +587,8 @@ describe('the operator console in a browser', () => {
     const row = page.getByRole('row', { name: /owner\.create/ }).filter({ hasText: 'keyboard-team' });
     await row.waitFor();
     expect(await row.textContent()).toContain('alice');
+    for (const action of ['owner.limits', 'key.limits'])
+      expect(await page.getByRole('row', { name: new RegExp(action.replace('.', '\\.')) }).count()).toBeGreaterThan(0);
   });
 
   it('passes an accessibility check on every page at 1280 and 390 px, each photographed', async () => {
@@ -450,8 +600,8 @@ describe('the operator console in a browser', () => {
       ['desktop', page],
       ['phone', phonePage],
     ] as const) {
-      for (const name of PAGES) {
-        await onPage.goto(`${gateway.url}/console/#/${name}`);
+      for (const [name, route] of Object.entries(PAGES)) {
+        await onPage.goto(`${gateway.url}/console/#/${route}`);
         await onPage.locator('h1').first().waitFor();
         // Detached once no element matches: nothing is loading any more.
         await onPage.locator('[aria-busy="true"]').first().waitFor({ state: 'detached' });

@@ -326,6 +326,21 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     return cost;
   }
 
+  /** What `GET /v1/key` on one replica says is left of the key's requests this minute. */
+  async function remainingRequests(url: string, key: string): Promise<number> {
+    return (await send(url, 'GET', '/v1/key', key)).body.key.limits_remaining.requests_per_minute;
+  }
+
+  async function remainingConcurrent(url: string, key: string): Promise<number> {
+    return (await send(url, 'GET', '/v1/key', key)).body.key.limits_remaining.concurrent_requests;
+  }
+
+  /** Waits, when needed, for a minute with 25 s left: a count taken across a minute's end slides out during the test. */
+  async function awayFromMinuteEnd(): Promise<void> {
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 35_000) await sleep(60_000 - intoMinute + 100);
+  }
+
   // Rule: replicas starting together on an empty database migrate it once; both become ready.
   it('migrate once when both start together on an empty database, and both become ready', async () => {
     expect(startFailures).toEqual([]);
@@ -534,6 +549,79 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
 
   // Rule (docs/operations.md "Catalog: lines and models"): a change through one replica reaches
   // the others at once by LISTEN/NOTIFY; calls are billed at the prices of their admission.
+  // Rule (docs/operations.md "Rate limits"): replicas add their counts to the database every
+  // RATE_LIMIT_SYNC_MS and read the others'; once both have, the key's limit holds on both.
+  it("hold a key's requests_per_minute across both replicas: 60 calls through nginx, then the 61st refused on each", async () => {
+    await awayFromMinuteEnd();
+    const key = await ownerWithKey('rate-team', 100_000_000_000n);
+    const keyId = (await admin(replicas[0].url, 'GET', '/admin/keys?owner=rate-team')).body.data[0].id;
+    expect((await admin(replicas[0].url, 'PATCH', `/admin/keys/${keyId}`, { limits: { requests_per_minute: 60 } })).status).toBe(200);
+
+    const servedBefore = await chatCounts(replicas, 'chat-model', '200');
+    const answered = [];
+    for (let call = 0; call < 60; call++) answered.push((await chat(nginx.url, key)).status);
+    const servedAfter = await chatCounts(replicas, 'chat-model', '200');
+    // Both replicas served some of them, and each learns the other's count at its next sync.
+    expect(servedAfter.map((count, replica) => count - servedBefore[replica] > 0)).toEqual([true, true]);
+    await until(
+      async () => (await Promise.all(replicas.map((replica) => remainingRequests(replica.url, key)))).every((left) => left === 0),
+      'both replicas to count all 60 calls',
+      5_000,
+    );
+    const refused = await Promise.all(replicas.map((replica) => chat(replica.url, key)));
+
+    expect(answered).toEqual(Array(60).fill(200));
+    for (const answer of refused) {
+      expect(answer.status).toBe(429);
+      expect(answer.body.error).toMatchObject({
+        code: 'rate_limit_exceeded',
+        message: expect.stringContaining("This key's limit of 60 requests per minute is reached"),
+      });
+    }
+    expect(await recordCount('rate-team')).toBe(60);
+  });
+
+  it("share a key's calls under way: calls held on one replica make the other refuse a call over concurrent_requests", async () => {
+    const held = new UpstreamSimulator({ apiKey: VENDOR_KEY });
+    held.failNext('/v1/chat/completions', { kind: 'delay', ms: 4_000 }, Number.MAX_SAFE_INTEGER);
+    const heldUrl = await held.start();
+    try {
+      expect((await admin(replicas[0].url, 'POST', '/admin/upstreams', { id: 'line-held', base_url: heldUrl, api_key: '${REPLICAS_LINE_KEY}' })).status).toBe(
+        201,
+      );
+      const model = {
+        id: 'held-chat',
+        upstream_model: 'vendor-chat-2025-01',
+        interfaces: ['chat_completions'],
+        lines: ['line-held'],
+        prices: { input_tokens: 1 },
+      };
+      expect((await admin(replicas[0].url, 'POST', '/admin/models', model)).status).toBe(201);
+      const key = await ownerWithKey('concurrent-team', 100_000_000_000n);
+      const keyId = (await admin(replicas[0].url, 'GET', '/admin/keys?owner=concurrent-team')).body.data[0].id;
+      await admin(replicas[0].url, 'PATCH', `/admin/keys/${keyId}`, { limits: { concurrent_requests: 2 } });
+      await until(async () => (await chat(replicas[1].url, key, 'no-such-model')).status === 404, 'the key known on replica B');
+      await until(
+        async () => (await send(replicas[1].url, 'GET', '/v1/models', key)).body?.data?.some((item: { id: string }) => item.id === 'held-chat'),
+        'the model on replica B',
+      );
+
+      const holding = [chat(replicas[0].url, key, 'held-chat'), chat(replicas[0].url, key, 'held-chat')];
+      await until(async () => (await remainingConcurrent(replicas[1].url, key)) === 0, 'replica B to see both calls under way on A', 3_000);
+      const refused = await chat(replicas[1].url, key, 'held-chat');
+      const finished = await Promise.all(holding);
+      await until(async () => (await remainingConcurrent(replicas[1].url, key)) === 2, 'replica B to see them end', 3_000);
+      const admitted = await chat(replicas[1].url, key);
+
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.message).toContain("This key's limit of 2 concurrent requests is reached");
+      expect(finished.map((answer) => answer.status)).toEqual([200, 200]);
+      expect(admitted.status).toBe(200);
+    } finally {
+      await held.stop();
+    }
+  }, 30_000);
+
   it('serve a model added through one replica from the other within 2 s, by notification', async () => {
     const [a, b] = replicas;
     const model = { id: 'live-model', upstream_model: 'vendor-chat-2025-01', interfaces: ['chat_completions'], lines: ['line-a'], prices: { input_tokens: 1 } };

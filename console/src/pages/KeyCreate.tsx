@@ -1,13 +1,16 @@
-import { useId, useState } from 'preact/hooks';
+import { useId, useRef, useState } from 'preact/hooks';
 import { createKey, listModels } from '../api';
+import { FormProblemsAlert, useFocusFirstProblem } from '../components/FormProblems';
+import { LimitsFieldset, useLimitsDraft } from '../components/LimitsFields';
 import { ErrorAlert, Loading } from '../components/Status';
 import { isoFromLocal } from '../format';
 import { useAction, useLoad } from '../hooks';
+import { Checks } from '../problems';
 import type { CreatedKeyView, OwnerView } from '../types';
 
 const ALL = '*';
 
-/** A new key: its owner, the models it may call (or every model) and an optional expiry. */
+/** A new key: its owner, the models it may call (or every model), an optional expiry and optional rate limits of its own. */
 export function CreateKeyForm({
   owners,
   ownersError,
@@ -25,7 +28,10 @@ export function CreateKeyForm({
   const [chosen, setChosen] = useState<Set<string>>(new Set());
   const [expiry, setExpiry] = useState('');
   const action = useAction();
+  const limits = useLimitsDraft(null, action.error);
+  const form = useRef<HTMLFormElement>(null);
   const all = chosen.has(ALL);
+  useFocusFirstProblem(form, action.error);
 
   const choose = (model: string, on: boolean) => {
     const next = new Set(chosen);
@@ -37,13 +43,16 @@ export function CreateKeyForm({
   const submit = (event: Event) => {
     event.preventDefault();
     void action.run(async () => {
+      const checks = new Checks();
       const scope = all ? [ALL] : [...chosen];
-      if (scope.length === 0) throw new Error('models: choose at least one model, or all models.');
+      if (scope.length === 0) checks.add('models: choose at least one model, or all models.');
       const expiresAt = isoFromLocal(expiry);
-      if (expiry !== '' && expiresAt === undefined) throw new Error('expires_at: not a date and time.');
-      const created = await createKey({ owner, models: scope, ...(expiresAt === undefined ? {} : { expires_at: expiresAt }) });
+      if (expiry !== '' && expiresAt === undefined) checks.add('expires_at: not a date and time.');
+      const ownLimits = limits.optional(checks);
+      const created = await createKey({ owner, models: scope, ...(expiresAt === undefined ? {} : { expires_at: expiresAt }), ...ownLimits });
       setChosen(new Set());
       setExpiry('');
+      limits.reset();
       onCreated(created);
     });
   };
@@ -51,7 +60,7 @@ export function CreateKeyForm({
   return (
     <details class="panel disclosure">
       <summary>Create a key</summary>
-      <form onSubmit={submit} aria-label="Create a key">
+      <form ref={form} onSubmit={submit} aria-label="Create a key">
         <div class="form-row">
           <div class="control">
             <label for={`${id}-owner`}>Owner</label>
@@ -106,7 +115,8 @@ export function CreateKeyForm({
           <ErrorAlert error={models.error} title="The models could not be loaded; All models is still possible." />
           {models.data && models.data.length === 0 && <p class="hint">The catalog has no models yet.</p>}
         </fieldset>
-        <ErrorAlert error={action.error} title="Key not created." />
+        <LimitsFieldset state={limits} legend="Rate limits of this key (optional)" hint="For this key alone; its owner's limits apply too." />
+        <FormProblemsAlert problems={limits.problems} title="Key not created." />
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Creating…' : 'Create key'}
         </button>

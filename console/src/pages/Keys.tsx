@@ -1,8 +1,9 @@
 import { Fragment } from 'preact';
 import { useId, useState } from 'preact/hooks';
-import { deleteKey, listKeys, listOwners, renewKey, renewProjectKeys, setKeyEnabled } from '../api';
+import { deleteKey, listKeys, listOwners, renewKey, renewProjectKeys, setKeyEnabled, setKeyLimits } from '../api';
 import { ConfirmDelete } from '../components/ConfirmDelete';
 import { KeyState } from '../components/KeyState';
+import { LimitsForm, LimitsSummary } from '../components/LimitsFields';
 import { ListView } from '../components/ListView';
 import { NewKey } from '../components/NewKey';
 import { OwnerOptions } from '../components/OwnerOptions';
@@ -11,7 +12,7 @@ import { RenewForm } from '../components/RenewForm';
 import { ErrorAlert, Notice } from '../components/Status';
 import { FormRow, ScrollTable } from '../components/Table';
 import { Time } from '../components/Time';
-import { count, modelsScope } from '../format';
+import { count, modelsScope, rateLimitsText } from '../format';
 import { useAction, useLoad, usePagedList } from '../hooks';
 import { href } from '../router';
 import type { CreatedKeyView, KeyView, OwnerView } from '../types';
@@ -19,7 +20,8 @@ import { CreateKeyForm } from './KeyCreate';
 
 const PAGE_SIZE = 100;
 
-type RowMode = { id: string; mode: 'renew' | 'delete' } | null;
+type Mode = 'renew' | 'limits' | 'delete';
+type RowMode = { id: string; mode: Mode } | null;
 
 export function KeysPage({ params }: { params: URLSearchParams }) {
   const ownerFilter = params.get('owner') ?? '';
@@ -31,10 +33,10 @@ export function KeysPage({ params }: { params: URLSearchParams }) {
   const toggle = useAction();
   const filterId = useId();
 
-  const kindOf = (owner: string) => owners.data?.find((item) => item.id === owner)?.kind;
+  const ownerOf = (owner: string) => owners.data?.find((item) => item.id === owner);
   // "Last used" appears when the gateway reports it (`last_used_at` in the list's items).
   const showLastUsed = keys.data?.data.some((key) => key.last_used_at !== undefined) ?? false;
-  const columns = showLastUsed ? 9 : 8;
+  const columns = showLastUsed ? 10 : 9;
   const changed = (text: string) => {
     setOpen(null);
     setNotice(text);
@@ -95,6 +97,7 @@ export function KeysPage({ params }: { params: URLSearchParams }) {
                   <th scope="col">Models</th>
                   <th scope="col">Status</th>
                   <th scope="col">Expires</th>
+                  <th scope="col">Own rate limits</th>
                   <th scope="col">Source</th>
                   <th scope="col">Created</th>
                   {showLastUsed && <th scope="col">Last used</th>}
@@ -121,11 +124,9 @@ export function KeysPage({ params }: { params: URLSearchParams }) {
                     />
                     {open?.id === key.id && (
                       <FormRow columns={columns}>
-                        {open.mode === 'renew' ? (
-                          <RenewKey keyView={key} kind={kindOf(key.owner)} onDone={changed} onCancel={() => setOpen(null)} />
-                        ) : (
-                          <DeleteKey keyView={key} onDone={changed} onCancel={() => setOpen(null)} />
-                        )}
+                        {open.mode === 'renew' && <RenewKey keyView={key} kind={ownerOf(key.owner)?.kind} onDone={changed} onCancel={() => setOpen(null)} />}
+                        {open.mode === 'limits' && <KeyLimits keyView={key} owner={ownerOf(key.owner)} onDone={changed} onCancel={() => setOpen(null)} />}
+                        {open.mode === 'delete' && <DeleteKey keyView={key} onDone={changed} onCancel={() => setOpen(null)} />}
                       </FormRow>
                     )}
                   </Fragment>
@@ -149,9 +150,9 @@ function KeyRow({
 }: {
   keyView: KeyView;
   showLastUsed: boolean;
-  open: 'renew' | 'delete' | null;
+  open: Mode | null;
   busy: boolean;
-  onOpen: (mode: 'renew' | 'delete' | null) => void;
+  onOpen: (mode: Mode | null) => void;
   onToggle: () => void;
 }) {
   const name = <span class="visually-hidden"> key {key.prefix}</span>;
@@ -169,6 +170,9 @@ function KeyRow({
       </td>
       <td>
         <Time iso={key.expires_at} empty="Never" />
+      </td>
+      <td class="limits-cell">
+        <LimitsSummary limits={key.limits} none="None" />
       </td>
       <td>{key.source}</td>
       <td>
@@ -192,6 +196,14 @@ function KeyRow({
             onClick={() => onOpen(open === 'renew' ? null : 'renew')}
           >
             Renew{name}
+          </button>
+          <button
+            type="button"
+            class="button-secondary button-small"
+            aria-expanded={open === 'limits'}
+            onClick={() => onOpen(open === 'limits' ? null : 'limits')}
+          >
+            Limits<span class="visually-hidden"> of key {key.prefix}</span>
           </button>
           <a class="button button-secondary button-small" href={href('calls', { key: key.id })}>
             Calls{name}
@@ -253,6 +265,40 @@ function RenewKey({
         Key <code>{key.prefix}</code> of {key.owner}.
       </p>
     </RenewForm>
+  );
+}
+
+/** The key's own limits; its owner's, shared by all its keys, are changed on the owner's page. */
+function KeyLimits({
+  keyView: key,
+  owner,
+  onDone,
+  onCancel,
+}: {
+  keyView: KeyView;
+  owner: OwnerView | undefined;
+  onDone: (text: string) => void;
+  onCancel: () => void;
+}) {
+  return (
+    <LimitsForm
+      label={`Rate limits of key ${key.prefix}`}
+      legend={`Rate limits of key ${key.prefix}`}
+      hint={
+        <>
+          For this key alone; the limits of its owner {key.owner}, shared by all its keys, apply too
+          {owner && ` (at present: ${rateLimitsText(owner.limits, 'none')})`}. <a href={href('owners', { owner: key.owner })}>Change the owner's limits</a>.
+        </>
+      }
+      limits={key.limits}
+      source={key.source}
+      onCancel={onCancel}
+      save={async (limits) => {
+        const saved = await setKeyLimits(key.id, limits);
+        onDone(`Rate limits of key ${saved.prefix} saved: ${rateLimitsText(saved.limits)}.`);
+        return saved;
+      }}
+    />
   );
 }
 

@@ -1,8 +1,9 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { dailyTotals, listAllKeys, renewProjectKeys } from '../api';
+import { dailyTotals, listAllKeys, renewProjectKeys, setOwnerLimits } from '../api';
 import { BudgetBar } from '../components/BudgetBar';
 import { BudgetForm } from '../components/BudgetForm';
 import { KeyState } from '../components/KeyState';
+import { LimitsForm, LimitsSummary } from '../components/LimitsFields';
 import { ListView } from '../components/ListView';
 import { RenewForm } from '../components/RenewForm';
 import { SpendChart } from '../components/SpendChart';
@@ -17,8 +18,16 @@ import type { OwnerView } from '../types';
 
 const SPEND_DAYS = 30;
 
-/** One owner: its figures, budget, keys and the spend of its last days. */
-export function OwnerDetail({ owner, onChanged }: { owner: OwnerView; onChanged: (owner: OwnerView) => void }) {
+/** One owner: its figures, budget, rate limits, keys and the spend of its last days. */
+export function OwnerDetail({
+  owner,
+  onChanged,
+  onLimitsChanged,
+}: {
+  owner: OwnerView;
+  onChanged: (owner: OwnerView) => void;
+  onLimitsChanged: (owner: OwnerView) => void;
+}) {
   const heading = useRef<HTMLHeadingElement>(null);
   const headingId = `owner-${owner.id}-heading`;
 
@@ -54,6 +63,12 @@ export function OwnerDetail({ owner, onChanged }: { owner: OwnerView; onChanged:
           </dd>
         </div>
         <div class="field">
+          <dt>Rate limits (all keys together)</dt>
+          <dd>
+            <LimitsSummary limits={owner.limits} />
+          </dd>
+        </div>
+        <div class="field">
           <dt>Source</dt>
           <dd>{owner.source === 'config' ? 'Configuration file (its values return at every start)' : 'Admin API'}</dd>
         </div>
@@ -66,6 +81,20 @@ export function OwnerDetail({ owner, onChanged }: { owner: OwnerView; onChanged:
       </dl>
       <h3>Change the budget</h3>
       <BudgetForm key={owner.id} owner={owner} onSaved={onChanged} />
+      <h3>Change the rate limits</h3>
+      <LimitsForm
+        key={owner.id}
+        label={`Rate limits of ${owner.id}`}
+        legend={`New rate limits of ${owner.id}`}
+        hint={`Shared by all keys of ${owner.id} together; each key may have tighter limits of its own. A call over a limit is answered 429.`}
+        limits={owner.limits}
+        source={owner.source}
+        save={async (limits) => {
+          const saved = await setOwnerLimits(owner.id, limits);
+          onLimitsChanged(saved);
+          return saved;
+        }}
+      />
       <OwnerKeys owner={owner} />
       <OwnerSpend owner={owner} />
     </section>
@@ -90,6 +119,7 @@ function OwnerKeys({ owner }: { owner: OwnerView }) {
                 <th scope="col">Models</th>
                 <th scope="col">Status</th>
                 <th scope="col">Expires</th>
+                <th scope="col">Own rate limits</th>
               </tr>
             </thead>
             <tbody>
@@ -104,6 +134,9 @@ function OwnerKeys({ owner }: { owner: OwnerView }) {
                   </td>
                   <td>
                     <Time iso={key.expires_at} empty="Never" />
+                  </td>
+                  <td class="limits-cell">
+                    <LimitsSummary limits={key.limits} none="None" />
                   </td>
                 </tr>
               ))}

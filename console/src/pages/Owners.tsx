@@ -1,12 +1,14 @@
 import { Fragment } from 'preact';
-import { useId, useState } from 'preact/hooks';
+import { useId, useRef, useState } from 'preact/hooks';
 import { createOwner, listOwners } from '../api';
 import { BudgetBar } from '../components/BudgetBar';
 import { BudgetForm } from '../components/BudgetForm';
+import { FormProblemsAlert, useFocusFirstProblem } from '../components/FormProblems';
+import { LimitsFieldset, LimitsSummary, useLimitsDraft } from '../components/LimitsFields';
 import { ListView } from '../components/ListView';
-import { ErrorAlert, Notice } from '../components/Status';
+import { Notice } from '../components/Status';
 import { FormRow, ScrollTable } from '../components/Table';
-import { amountFromNano } from '../format';
+import { amountFromNano, rateLimitsText } from '../format';
 import { useAction, useLoad } from '../hooks';
 import { href } from '../router';
 import { OWNER_KINDS, type OwnerKind, type OwnerView } from '../types';
@@ -18,11 +20,14 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
   const [editing, setEditing] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | undefined>(undefined);
 
-  const saved = (owner: OwnerView) => {
+  const changed = (text: string) => {
     setEditing(null);
-    setNotice(`The budget of ${owner.id} is now ${owner.budget_nano === null ? 'unlimited' : amountFromNano(owner.budget_nano)}.`);
+    setNotice(text);
     owners.reload();
   };
+  const saved = (owner: OwnerView) =>
+    changed(`The budget of ${owner.id} is now ${owner.budget_nano === null ? 'unlimited' : amountFromNano(owner.budget_nano)}.`);
+  const limitsSaved = (owner: OwnerView) => changed(`Rate limits of ${owner.id} saved: ${rateLimitsText(owner.limits)}.`);
 
   const selectedOwner = owners.data?.find((owner) => owner.id === selected);
 
@@ -55,6 +60,7 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
                     Reserved
                   </th>
                   <th scope="col">Use of budget</th>
+                  <th scope="col">Rate limits</th>
                   <th scope="col">Source</th>
                   <th scope="col">
                     <span class="visually-hidden">Actions</span>
@@ -77,6 +83,9 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
                       <td>
                         <BudgetBar owner={owner} />
                       </td>
+                      <td class="limits-cell">
+                        <LimitsSummary limits={owner.limits} none="None" />
+                      </td>
                       <td>{owner.source}</td>
                       <td>
                         <button
@@ -90,7 +99,7 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
                       </td>
                     </tr>
                     {editing === owner.id && (
-                      <FormRow columns={8}>
+                      <FormRow columns={9}>
                         <BudgetForm owner={owner} onSaved={saved} onCancel={() => setEditing(null)} />
                       </FormRow>
                     )}
@@ -106,7 +115,7 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
           There is no owner {selected}.
         </p>
       )}
-      {selectedOwner && <OwnerDetail owner={selectedOwner} onChanged={saved} />}
+      {selectedOwner && <OwnerDetail owner={selectedOwner} onChanged={saved} onLimitsChanged={limitsSaved} />}
     </>
   );
 }
@@ -117,17 +126,20 @@ function CreateOwner({ onCreated }: { onCreated: (owner: OwnerView) => void }) {
   const [kind, setKind] = useState<OwnerKind>('project');
   const [budget, setBudget] = useState('');
   const action = useAction();
+  const limits = useLimitsDraft(null, action.error);
+  const form = useRef<HTMLFormElement>(null);
+  useFocusFirstProblem(form, action.error);
 
   const submit = (event: Event) => {
     event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
     void action.run(async () => {
-      const owner = await createOwner({ id: ownerId.trim(), kind, ...(budget.trim() === '' ? {} : { budget: budget.trim() }) });
+      const owner = await createOwner({ id: ownerId.trim(), kind, ...(budget.trim() === '' ? {} : { budget: budget.trim() }), ...limits.optional() });
       // A reset also clears the browser's "edited and now invalid" mark on the emptied id field.
-      form.reset();
+      form.current?.reset();
       setOwnerId('');
       setKind('project');
       setBudget('');
+      limits.reset();
       onCreated(owner);
     });
   };
@@ -135,7 +147,7 @@ function CreateOwner({ onCreated }: { onCreated: (owner: OwnerView) => void }) {
   return (
     <details class="panel disclosure">
       <summary>Create an owner</summary>
-      <form onSubmit={submit} aria-label="Create an owner">
+      <form ref={form} onSubmit={submit} aria-label="Create an owner">
         <div class="form-row">
           <div class="control">
             <label for={`${id}-id`}>Owner id</label>
@@ -181,7 +193,8 @@ function CreateOwner({ onCreated }: { onCreated: (owner: OwnerView) => void }) {
             </p>
           </div>
         </div>
-        <ErrorAlert error={action.error} title="Owner not created." />
+        <LimitsFieldset state={limits} legend="Rate limits (optional)" hint="Shared by all the owner's keys together." />
+        <FormProblemsAlert problems={limits.problems} title="Owner not created." />
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Creating…' : 'Create owner'}
         </button>

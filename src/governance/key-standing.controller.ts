@@ -1,0 +1,78 @@
+import { Controller, Get, Module, Req, UseGuards } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { DataSource } from 'typeorm';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import { AuthModule } from '../auth/auth.module';
+import type { Principal } from '../auth/principal';
+import { GatewayError } from '../common/gateway-error';
+import { nanoToNumber } from '../config/money';
+import { balanceOf, BalanceRow, QuotaService } from '../metering/quota.service';
+import { MeteringModule } from '../metering/metering.module';
+import { GovernanceModule } from './governance.module';
+import { LimitStanding, RateLimiter } from './rate-limiter';
+
+function standingView(standing: LimitStanding | null) {
+  return { limits: standing?.limits ?? null, limits_remaining: standing?.remaining ?? null };
+}
+
+/**
+ * `GET /v1/key`: what the presented key may still spend and call, for the key's own holder
+ * (docs/api.md "Your key"): its owner's budget and spend, the key's and the owner's rate limits
+ * and what is left of them now. Nothing about any other key or owner. Any entry's way of
+ * presenting a key works (ApiKeyGuard).
+ */
+@Controller('v1/key')
+@UseGuards(ApiKeyGuard)
+export class KeyStandingController {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly quota: QuotaService,
+    private readonly limiter: RateLimiter,
+  ) {}
+
+  @Get()
+  async show(@Req() request: FastifyRequest) {
+    const principal: Principal = request.principal!;
+    let rows: BalanceRow[];
+    try {
+      rows = await this.dataSource.query('SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1', [principal.ownerId]);
+    } catch {
+      throw new GatewayError('service_unavailable', 'The gateway cannot read balances right now; retry shortly.', 1);
+    }
+    if (!rows[0]) throw new GatewayError('invalid_api_key', 'The API key is not valid.');
+    const balance = balanceOf(rows[0]);
+    // Calls this replica metered and has not written yet count as spent, as they do at admission.
+    const spent = balance.spentNano + this.quota.pending(principal.ownerId);
+    const standing = await this.limiter.standing(principal);
+    return {
+      object: 'gateway.key',
+      key: {
+        id: principal.keyId,
+        prefix: principal.displayPrefix,
+        models: principal.models === null ? ['*'] : [...principal.models],
+        expires_at: principal.expiresAt?.toISOString() ?? null,
+        ...standingView(standing.key),
+      },
+      owner: {
+        id: principal.ownerId,
+        kind: principal.ownerKind,
+        budget: balance.budgetNano === null ? null : nanoToNumber(balance.budgetNano),
+        spent: nanoToNumber(spent),
+        reserved: nanoToNumber(balance.reservedNano),
+        remaining: balance.budgetNano === null ? null : nanoToNumber(maxZero(balance.budgetNano - spent - balance.reservedNano)),
+        ...standingView(standing.owner),
+      },
+    };
+  }
+}
+
+function maxZero(value: bigint): bigint {
+  return value > 0n ? value : 0n;
+}
+
+/** The self-service route, apart from GovernanceModule, which the metering it reads from imports. */
+@Module({
+  imports: [AuthModule, MeteringModule, GovernanceModule],
+  controllers: [KeyStandingController],
+})
+export class KeyStandingModule {}
