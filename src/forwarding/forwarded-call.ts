@@ -52,8 +52,9 @@ export class ForwardedCall {
 
   async run(request: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
     const spool = request.call!.spool;
-    // The client left before the call went upstream, and its spooled body went with it: nothing was sent, nothing to record.
-    if (spool && !spool.isOpen) return;
+    // The client left before the call went upstream (while it was admitted, or with its spooled
+    // body): nothing is sent, so there is nothing to record.
+    if (reply.raw.closed || (spool && !spool.isOpen)) return;
     this.telemetry.upstreamStarted(request);
     if (spool) assertNotSkeleton(spec.body, spool);
     // A spooled body's file stays open for every line tried, even after the client has left.
@@ -77,8 +78,6 @@ export class ForwardedCall {
       if (!spec.outlivesClient) abort.abort();
     };
     response.once('close', onClose);
-    // A client that left while the call was being admitted is gone before the listener was.
-    if (response.closed) onClose();
     let opened: OpenedResponse;
     try {
       opened = await this.forwarder.open({
