@@ -57,8 +57,8 @@ describe('defaultSettings BODY_SPOOL_ABOVE_BYTES and BODY_SPOOL_DIR', () => {
   });
 });
 
-describe('defaultSettings counts (batch sizes, connections) and the ping interval', () => {
-  const COUNTS = ['USAGE_BATCH_SIZE', 'USAGE_RETENTION_BATCH_SIZE', 'LINE_CONNECTIONS', 'VIDEO_CLAIM_BATCH_SIZE', 'PING_INTERVAL_MS'];
+describe('defaultSettings counts (batch sizes, connections), the ping interval and the rate-limit sync', () => {
+  const COUNTS = ['USAGE_BATCH_SIZE', 'USAGE_RETENTION_BATCH_SIZE', 'LINE_CONNECTIONS', 'VIDEO_CLAIM_BATCH_SIZE', 'PING_INTERVAL_MS', 'RATE_LIMIT_SYNC_MS'];
 
   it('writes usage in batches of up to 2,000 records by default, and takes each count from the environment', () => {
     expect(defaultSettings({}).usageWriter.batchSize).toBe(2_000);
@@ -68,6 +68,7 @@ describe('defaultSettings counts (batch sizes, connections) and the ping interva
       LINE_CONNECTIONS: '3',
       VIDEO_CLAIM_BATCH_SIZE: '4',
       PING_INTERVAL_MS: '250',
+      RATE_LIMIT_SYNC_MS: '100',
     });
     expect([
       settings.usageWriter.batchSize,
@@ -75,7 +76,9 @@ describe('defaultSettings counts (batch sizes, connections) and the ping interva
       settings.lines.connections,
       settings.video.claimBatchSize,
       settings.translation.pingIntervalMs,
-    ]).toEqual([1, 7, 3, 4, 250]);
+      settings.rateLimits.syncIntervalMs,
+    ]).toEqual([1, 7, 3, 4, 250, 100]);
+    expect(defaultSettings({}).rateLimits.syncIntervalMs).toBe(250);
   });
 
   it.each(COUNTS.flatMap((name) => ['0', '2.5', '-1'].map((text) => [name, text])))('refuses %s=%s, naming the variable', (name, text) => {
