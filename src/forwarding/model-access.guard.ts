@@ -2,13 +2,13 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { isUtf8 } from 'node:buffer';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ModelConfig } from '../config/gateway-config';
+import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
 import { scanTopLevel, TopLevelField } from '../request-body/json-scan';
 import { readValue } from '../request-body/json-splice';
 import { BodySpool } from '../request-body/body-spool';
 import { FormPart, formBoundary, parseForm, partText } from '../request-body/multipart-form';
-import { mayUseModel } from '../auth/principal';
+import { mayUseModel, Principal } from '../auth/principal';
 import { QuotaService } from '../metering/quota.service';
 import { Admission, RateLimiter } from '../governance/rate-limiter';
 import { CatalogService } from '../catalog/catalog.service';
@@ -48,12 +48,15 @@ export class ModelAccessGuard implements CanActivate {
       request.call = { entry: declaration.entry, translateTo, model, body, spool, fields: read.fields, form: read.form, stream: read.stream };
       return true;
     };
-    const limited = (): boolean | Promise<boolean> => {
-      const admission = this.limiter.admit(principal, declaration.entry);
-      if (admission instanceof Promise) return admission.then((end) => this.counted(context, end, enter));
-      return this.counted(context, admission, enter);
-    };
-    return admitted ? admitted.then(limited) : limited();
+    if (admitted) return admitted.then(() => this.limited(context, principal, declaration.entry, enter));
+    return this.limited(context, principal, declaration.entry, enter);
+  }
+
+  /** The rate limits of the key and its owner: 429 over one, else the call counts from now on. */
+  private limited(context: ExecutionContext, principal: Principal, entry: InterfaceName, enter: () => true): true | Promise<true> {
+    const admission = this.limiter.admit(principal, entry);
+    if (admission instanceof Promise) return admission.then((end) => this.counted(context, end, enter));
+    return this.counted(context, admission, enter);
   }
 
   /**

@@ -1,12 +1,11 @@
 import { Controller, Get, Module, Req, UseGuards } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { DataSource } from 'typeorm';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { AuthModule } from '../auth/auth.module';
 import type { Principal } from '../auth/principal';
 import { GatewayError } from '../common/gateway-error';
 import { nanoToNumber } from '../config/money';
-import { balanceOf, BalanceRow, QuotaService } from '../metering/quota.service';
+import { QuotaService } from '../metering/quota.service';
 import { MeteringModule } from '../metering/metering.module';
 import { GovernanceModule } from './governance.module';
 import { LimitStanding, RateLimiter } from './rate-limiter';
@@ -25,7 +24,6 @@ function standingView(standing: LimitStanding | null) {
 @UseGuards(ApiKeyGuard)
 export class KeyStandingController {
   constructor(
-    private readonly dataSource: DataSource,
     private readonly quota: QuotaService,
     private readonly limiter: RateLimiter,
   ) {}
@@ -33,14 +31,10 @@ export class KeyStandingController {
   @Get()
   async show(@Req() request: FastifyRequest) {
     const principal: Principal = request.principal!;
-    let rows: BalanceRow[];
-    try {
-      rows = await this.dataSource.query('SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1', [principal.ownerId]);
-    } catch {
+    const balance = await this.quota.read(principal.ownerId).catch(() => {
       throw new GatewayError('service_unavailable', 'The gateway cannot read balances right now; retry shortly.', 1);
-    }
-    if (!rows[0]) throw new GatewayError('invalid_api_key', 'The API key is not valid.');
-    const balance = balanceOf(rows[0]);
+    });
+    if (!balance) throw new GatewayError('invalid_api_key', 'The API key is not valid.');
     // Calls this replica metered and has not written yet count as spent, as they do at admission.
     const spent = balance.spentNano + this.quota.pending(principal.ownerId);
     const standing = await this.limiter.standing(principal);

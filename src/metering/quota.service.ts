@@ -104,6 +104,12 @@ export class QuotaService {
     return this.clock.now() - cached.loadedAt < this.settings.balanceTtlMs;
   }
 
+  /** The owner's row as the database has it now (null: no such owner); throws when the database does not answer. */
+  async read(ownerId: string): Promise<OwnerBalance | null> {
+    const rows: BalanceRow[] = await this.dataSource.query('SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1', [ownerId]);
+    return rows[0] ? balanceOf(rows[0]) : null;
+  }
+
   /** The owner's balance read again; calls that find it stale at once share one read. */
   private reload(ownerId: string, stale: CachedBalance | undefined): Promise<OwnerBalance | null> {
     let pending = this.loading.get(ownerId);
@@ -116,12 +122,12 @@ export class QuotaService {
 
   private async load(ownerId: string, stale: CachedBalance | undefined): Promise<OwnerBalance | null> {
     try {
-      const rows: BalanceRow[] = await this.dataSource.query('SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1', [ownerId]);
-      if (!rows[0]) return null;
+      const read = await this.read(ownerId);
+      if (!read) return null;
       // A write that returned the row while this read was on its way knows better.
       const newer = this.balances.get(ownerId);
       if (newer && newer.version !== stale?.version) return newer.balance;
-      const balance = balanceOf(rows[0]);
+      const balance = read;
       this.keep(ownerId, balance);
       return balance;
     } catch {
