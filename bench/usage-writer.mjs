@@ -113,6 +113,8 @@ async function measure(settings) {
       startedAt: new Date(now - (index % 2) * 86_400_000),
       durationMs: 800,
       upstreamHeadersMs: 200,
+      tags: null,
+      endUser: null,
     });
     // Let the writer run while records keep coming, as they do under load.
     if (index % 5000 === 4999) await new Promise((resolve) => setImmediate(resolve));

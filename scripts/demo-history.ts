@@ -70,6 +70,8 @@ export async function addSampleHistory(app: INestApplication, config: GatewayCon
           startedAt: new Date(startedAt),
           durationMs: 200 + Math.floor(random() * 2_000),
           upstreamHeadersMs: 80 + Math.floor(random() * 400),
+          tags: null,
+          endUser: null,
         });
         written += 1;
       }

@@ -97,6 +97,10 @@ describe('admin API', () => {
         spent_nano: '0',
         reserved_nano: '0',
         limits: null,
+        budget_period: null,
+        budget_timezone: null,
+        alerts: [],
+        current_period: null,
         source: 'admin',
         created_at: expect.stringMatching(ISO_INSTANT),
         updated_at: expect.stringMatching(ISO_INSTANT),
@@ -252,7 +256,7 @@ describe('admin API', () => {
       ['a budget over the largest storable amount', 'POST', '/admin/owners', { id: 'v11', kind: 'project', budget: '9223372036.854775808' }, 'budget'],
       ['a budget of 1e20 units', 'POST', '/admin/owners', { id: 'v12', kind: 'project', budget: 1e20 }, 'budget'],
       ['a change to a budget over the largest storable amount', 'PATCH', '/admin/owners/acme', { budget: '10000000000' }, 'budget'],
-      ['a change that changes nothing', 'PATCH', '/admin/owners/acme', {}, 'body: give budget, limits or both'],
+      ['a change that changes nothing', 'PATCH', '/admin/owners/acme', {}, 'body: give budget, budget_period, budget_timezone, alerts or limits'],
       ['a change to a non-numeric budget', 'PATCH', '/admin/owners/acme', { budget: 'abc' }, 'budget'],
       ['a change to a negative budget', 'PATCH', '/admin/owners/acme', { budget: -3 }, 'budget'],
       ['a change of kind', 'PATCH', '/admin/owners/acme', { budget: 1, kind: 'member' }, 'kind'],
@@ -309,6 +313,9 @@ describe('admin API', () => {
         enabled: true,
         expires_at: '2027-01-01T00:00:00.000Z',
         limits: null,
+        budget: null,
+        budget_nano: null,
+        spend: { period: null, start: null, resets_at: null, spent: 0, reserved: 0, spent_nano: '0', reserved_nano: '0' },
         source: 'admin',
         created_at: expect.stringMatching(ISO_INSTANT),
         updated_at: expect.stringMatching(ISO_INSTANT),
@@ -685,6 +692,7 @@ describe('admin API', () => {
       '/admin/models/{id}': ['delete', 'get', 'patch', 'put'],
       '/admin/reload': ['post'],
       '/admin/audit': ['get'],
+      '/admin/alerts': ['get'],
       '/admin/session': ['delete', 'get', 'post'],
       '/admin/usage/minutes': ['get'],
       '/admin/lines': ['get'],
@@ -743,7 +751,7 @@ describe('admin API', () => {
       expect(queryOf('/admin/audit')).toEqual(['action', 'actor', 'after', 'from', 'item_id', 'item_kind', 'limit', 'to']);
       expect(queryOf('/admin/owners')).toEqual(['after', 'limit']);
       expect(queryOf('/admin/keys')).toEqual(['after', 'limit', 'owner']);
-      expect(queryOf('/admin/usage')).toEqual(['after', 'from', 'interface', 'key', 'limit', 'model', 'owner', 'status', 'to']);
+      expect(queryOf('/admin/usage')).toEqual(['after', 'end_user', 'from', 'interface', 'key', 'limit', 'model', 'owner', 'status', 'tag', 'to']);
       expect(queryOf('/admin/usage/daily')).toEqual(['from!', 'group_by', 'model', 'owner', 'to!']);
       expect(document.paths['/admin/keys'].post.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/CreatedKeyView');
       expect(document.paths['/admin/owners'].post.responses['409']).toBeDefined();
@@ -771,10 +779,22 @@ describe('admin API', () => {
       expect(schemas.CreateOwnerBody.required.sort()).toEqual(['id', 'kind']);
       expect(schemas.CreateOwnerBody.properties.kind.enum).toEqual(['project', 'member']);
       expect(schemas.CreateKeyBody.required.sort()).toEqual(['models', 'owner']);
-      expect(Object.keys(schemas.CreateKeyBody.properties).sort()).toEqual(['expires_at', 'limits', 'models', 'owner']);
+      expect(Object.keys(schemas.CreateKeyBody.properties).sort()).toEqual(['budget', 'expires_at', 'limits', 'models', 'owner']);
       expect(Object.keys(schemas.RateLimitsBody.properties).sort()).toEqual(['concurrent_requests', 'requests_per_minute', 'tokens_per_minute']);
-      expect(schemas.UpdateKeyBody.required).toEqual(['limits']);
-      expect(schemas.OwnerView.required).toContain('limits');
+      expect(schemas.UpdateKeyBody.required).toBeUndefined();
+      expect(Object.keys(schemas.UpdateKeyBody.properties).sort()).toEqual(['budget', 'limits']);
+      expect(Object.keys(schemas.CreateOwnerBody.properties)).toEqual(expect.arrayContaining(['budget_period', 'budget_timezone', 'alerts']));
+      expect(schemas.OwnerView.required).toEqual(expect.arrayContaining(['limits', 'budget_period', 'budget_timezone', 'alerts', 'current_period']));
+      expect(schemas.KeyView.required).toEqual(expect.arrayContaining(['budget', 'spend']));
+      expect(Object.keys(schemas.PeriodSpendView.properties).sort()).toEqual([
+        'period',
+        'reserved',
+        'reserved_nano',
+        'resets_at',
+        'spent',
+        'spent_nano',
+        'start',
+      ]);
       expect(schemas.CreatedKeyView.properties ?? schemas.CreatedKeyView.allOf).toBeDefined();
       expect(JSON.stringify(schemas.CreatedKeyView)).toContain('"key"');
       expect(Object.keys(schemas.KeyView.properties)).not.toContain('key');

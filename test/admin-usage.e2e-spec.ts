@@ -24,7 +24,7 @@ async function storedRecords(gateway: GatewayHarness): Promise<StoredRecord[]> {
   await gateway.flushUsage();
   return gateway.dataSource.query(
     `SELECT request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to, status, error_code, stream,
-            usage, cost_nano::text AS cost_nano, started_at, duration_ms, upstream_headers_ms
+            usage, cost_nano::text AS cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user
        FROM usage_record ORDER BY started_at DESC, request_id DESC`,
   );
 }
@@ -33,6 +33,7 @@ async function storedRecords(gateway: GatewayHarness): Promise<StoredRecord[]> {
 function viewOf(record: StoredRecord) {
   return {
     ...record,
+    tags: record.tags ?? [],
     cost: Number(nanoToDecimal(BigInt(record.cost_nano))),
     started_at: new Date(record.started_at).toISOString(),
     written: true,
@@ -479,6 +480,34 @@ describe('admin API: usage records and daily totals', () => {
       expect((await admin('/admin/usage/old-1')).status).toBe(404);
       expect(ids(await admin(`/admin/usage?to=${iso(now - 30 * DAY_MS)}`))).toEqual([]);
       expect(await gateway.app.get(UsageRetention).runOnce()).toBe(0);
+    });
+
+    it('deletes budget periods and delivered alerts that ended before the retention period, and nothing of a period still counting', async () => {
+      const now = Date.now();
+      const ago = (days: number) => new Date(now - days * DAY_MS);
+      await gateway.dataSource.query(
+        `INSERT INTO budget_spend (owner_id, key_id, period_start, spent_nano) VALUES
+           ('usage-team', '', $1, 1), ('usage-team', '', $2, 2), ('usage-team', 'a-key-for-good', '-infinity', 3)`,
+        [ago(70), ago(40)],
+      );
+      await gateway.dataSource.query(
+        `INSERT INTO budget_alert (id, owner_id, period_start, period_end, threshold, budget_nano, used_nano, fired_at, next_attempt_at, delivered_at) VALUES
+           (gen_random_uuid(), 'usage-team', $1, $2, 50, 10, 5, $1, $1, $1),
+           (gen_random_uuid(), 'usage-team', $2, $3, 50, 10, 5, $2, $2, $2),
+           (gen_random_uuid(), 'usage-team', '-infinity', NULL, 80, 10, 8, $1, $1, $1),
+           (gen_random_uuid(), 'usage-team', $1, $2, 100, 10, 10, $1, $1, NULL)`,
+        [ago(70), ago(35), ago(5)],
+      );
+
+      await gateway.app.get(UsageRetention).runOnce();
+
+      const periods = await gateway.dataSource.query(
+        `SELECT spent_nano::int AS spent FROM budget_spend WHERE owner_id = 'usage-team' AND spent_nano < 4 ORDER BY spent_nano`,
+      );
+      const alerts = await gateway.dataSource.query(`SELECT threshold FROM budget_alert WHERE owner_id = 'usage-team' ORDER BY threshold`);
+      expect(periods.map((row: { spent: number }) => row.spent)).toEqual([2, 3]);
+      // The alert of the period that ended 35 days ago and was delivered goes; the running period's, the lifetime's and the undelivered stay.
+      expect(alerts.map((row: { threshold: number }) => row.threshold)).toEqual([50, 80, 100]);
     });
   });
 

@@ -77,7 +77,7 @@ describe('rate limits through the admin API', () => {
     ['a fractional limit', 'PATCH', '/admin/owners/team-a', { limits: { tokens_per_minute: 2.5 } }, 'limits.tokens_per_minute: must be a whole number from 1'],
     ['an unknown limit', 'POST', '/admin/keys', { owner: 'team-a', models: ['*'], limits: { requests_per_day: 5 } }, 'limits.requests_per_day: unknown limit'],
     ['limits that are a number', 'PATCH', '/admin/owners/team-a', { limits: 60 }, 'limits: must be a mapping'],
-    ['an owner change that changes nothing', 'PATCH', '/admin/owners/team-a', {}, 'body: give budget, limits or both'],
+    ['an owner change that changes nothing', 'PATCH', '/admin/owners/team-a', {}, 'body: give budget, budget_period, budget_timezone, alerts or limits'],
   ] as const)('refuses %s with 400 naming the field, changing nothing', async (_case, method, path, body, message) => {
     const before = await httpCall(gateway.url, 'GET', '/admin/owners/team-a');
     const answer = await httpCall(gateway.url, method, path, body);
@@ -129,6 +129,13 @@ describe('GET /v1/key', () => {
         prefix: KEYS.all.slice(0, 8),
         models: ['*'],
         expires_at: null,
+        budget: null,
+        budget_period: null,
+        period_start: null,
+        resets_at: null,
+        spent: expect.any(Number),
+        reserved: 0,
+        remaining: null,
         limits: { ...NONE, requests_per_minute: 600 },
         limits_remaining: { ...NONE, requests_per_minute: 599 },
       },
@@ -136,6 +143,9 @@ describe('GET /v1/key', () => {
         id: 'team-a',
         kind: 'project',
         budget: 100,
+        budget_period: null,
+        period_start: null,
+        resets_at: null,
         spent: expect.any(Number),
         reserved: 0,
         remaining: expect.any(Number),
@@ -145,6 +155,7 @@ describe('GET /v1/key', () => {
     });
     // The call's cost and tokens are counted as soon as it is metered, written or not.
     expect(answer.body.owner.spent).toBeGreaterThan(0);
+    expect(answer.body.key.spent).toBeGreaterThan(0);
     expect(answer.body.owner.spent).toBeGreaterThanOrEqual(owner.body.spent);
     expect(answer.body.owner.remaining).toBeCloseTo(100 - answer.body.owner.spent, 9);
     expect(answer.body.owner.limits_remaining.tokens_per_minute).toBeLessThan(200000);

@@ -1,5 +1,7 @@
 import type {
+  AlertView,
   AuditEntryView,
+  BudgetPeriod,
   CatalogModelView,
   CreatedKeyView,
   DailyTotalView,
@@ -132,11 +134,24 @@ export async function signOut(): Promise<void> {
 
 export const listOwners = (): Promise<OwnerView[]> => everyPage<OwnerView>('/admin/owners');
 
-export const createOwner = (body: { id: string; kind: OwnerKind; budget?: string; limits?: RateLimits }): Promise<OwnerView> =>
+/** How an owner's budget runs; in a change, an absent field stays and null clears it. */
+export interface BudgetTerms {
+  budget_period?: BudgetPeriod | null;
+  /** IANA time zone name; null: UTC. */
+  budget_timezone?: string | null;
+  /** Per cent thresholds; null: none. */
+  alerts?: number[] | null;
+}
+
+export const createOwner = (body: { id: string; kind: OwnerKind; budget?: string; limits?: RateLimits } & BudgetTerms): Promise<OwnerView> =>
   call('POST', '/admin/owners', body);
 
-/** `budget` a decimal string, sent as a string so it is converted exactly; null: unlimited. */
-export const setBudget = (id: string, budget: string | null): Promise<OwnerView> => call('PATCH', `/admin/owners/${segment(id)}`, { budget });
+/** `budget` a decimal string, sent as a string so it is converted exactly; null: unlimited. Absent fields stay. */
+export const setBudget = (id: string, change: { budget?: string | null } & BudgetTerms): Promise<OwnerView> =>
+  call('PATCH', `/admin/owners/${segment(id)}`, change);
+
+/** The budget alerts an owner fired, newest first. */
+export const listAlerts = (ownerId: string, limit: number): Promise<Page<AlertView>> => call('GET', `/admin/alerts${query({ owner_id: ownerId, limit })}`);
 
 /** The limits given replace the stored ones: a limit sent as null is cleared. */
 export const setOwnerLimits = (id: string, limits: RateLimits): Promise<OwnerView> => call('PATCH', `/admin/owners/${segment(id)}`, { limits });
@@ -150,8 +165,11 @@ export const listKeys = (filters: { owner?: string; limit?: number; after?: stri
 
 export const listAllKeys = (owner: string): Promise<KeyView[]> => everyPage<KeyView>('/admin/keys', { owner });
 
-export const createKey = (body: { owner: string; models: string[]; expires_at?: string; limits?: RateLimits }): Promise<CreatedKeyView> =>
+export const createKey = (body: { owner: string; models: string[]; expires_at?: string; limits?: RateLimits; budget?: string }): Promise<CreatedKeyView> =>
   call('POST', '/admin/keys', body);
+
+/** The key's own budget, a decimal string; null clears it. */
+export const setKeyBudget = (id: string, budget: string | null): Promise<KeyView> => call('PATCH', `/admin/keys/${segment(id)}`, { budget });
 
 /** The key's own limits; as for an owner, a limit sent as null is cleared. */
 export const setKeyLimits = (id: string, limits: RateLimits): Promise<KeyView> => call('PATCH', `/admin/keys/${segment(id)}`, { limits });

@@ -26,6 +26,20 @@ export type RateLimitName = keyof RateLimits;
 export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['requests_per_minute', 'tokens_per_minute', 'concurrent_requests'];
 export const OWNER_KINDS: readonly OwnerKind[] = ['project', 'member'];
 
+/** The calendar period a budget starts again in (weeks from Monday); null: never. */
+export type BudgetPeriod = 'day' | 'week' | 'month';
+
+/** What a period took: an owner's current period, or a key's spend in its owner's period (for good when `period` is null). */
+export interface PeriodSpendView {
+  period: BudgetPeriod | null;
+  start: string | null;
+  resets_at: string | null;
+  spent: number;
+  reserved: number;
+  spent_nano: string;
+  reserved_nano: string;
+}
+
 export interface OwnerView {
   id: string;
   kind: OwnerKind;
@@ -37,6 +51,13 @@ export interface OwnerView {
   reserved_nano: string;
   /** Shared by all the owner's keys together; null: none. */
   limits: RateLimits | null;
+  budget_period: BudgetPeriod | null;
+  /** IANA time zone the periods are counted in; null: UTC. */
+  budget_timezone: string | null;
+  /** Per cent of the budget at which an alert fires, once per period. */
+  alerts: number[];
+  /** The period the budget applies to; null without a period (spent and reserved above are then the budget's). */
+  current_period: PeriodSpendView | null;
   source: 'config' | 'admin';
   created_at: string;
   updated_at: string;
@@ -51,6 +72,11 @@ export interface KeyView {
   expires_at: string | null;
   /** The key's own limits (its owner's apply too); null: none. */
   limits: RateLimits | null;
+  /** The key's own budget, in its owner's period, inside its owner's budget; null: none. */
+  budget: number | null;
+  budget_nano: string | null;
+  /** The key's spend in its owner's current period (for good without one). */
+  spend: PeriodSpendView;
   source: 'config' | 'admin';
   created_at: string;
   updated_at: string;
@@ -85,6 +111,10 @@ export interface UsageRecordView {
   started_at: string;
   duration_ms: number;
   upstream_headers_ms: number | null;
+  /** The call's `X-Gateway-Tags`; empty when it had none. */
+  tags: string[];
+  /** The end user the request body named (`user`; messages: `metadata.user_id`). */
+  end_user: string | null;
   written: boolean;
 }
 
@@ -93,6 +123,8 @@ export interface DailyTotalView {
   model: string;
   /** Present when the query groups by owner. */
   owner?: string;
+  /** Present when the query groups by tag; null: the records without tags. */
+  tag?: string | null;
   calls: number;
   failed_calls: number;
   cost: number;
@@ -196,6 +228,24 @@ export interface VideoTaskView {
   last_error: string | null;
 }
 
+/** A budget alert fired and its delivery (GET /admin/alerts). */
+export interface AlertView {
+  id: string;
+  owner_id: string;
+  /** Per cent of the budget reached. */
+  threshold: number;
+  period: { start: string | null; end: string | null };
+  budget: number;
+  /** Spent plus reserved in the period when the alert fired. */
+  used: number;
+  fired_at: string;
+  /** When the webhook took it; null while undelivered. */
+  delivered_at: string | null;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+}
+
 export interface AuditEntryView {
   id: string;
   at: string;
@@ -270,13 +320,16 @@ export const AUDIT_ACTIONS = [
   'session.sign_out',
   'owner.create',
   'owner.budget',
+  'owner.budget_terms',
   'owner.limits',
   'owner.renew_keys',
+  'owner.alert',
   'key.create',
   'key.enable',
   'key.disable',
   'key.renew',
   'key.limits',
+  'key.budget',
   'key.delete',
   'upstream.create',
   'upstream.update',

@@ -2,6 +2,7 @@ import { AdminStore, KeyRow, NewKey, NewOwner, OwnerRow } from './admin-store';
 import { AuditLog } from './audit-log';
 import { keyView, ownerView } from './admin.views';
 import type { RateLimits } from '../config/rate-limits';
+import type { BudgetTerms } from '../config/budgets';
 
 /**
  * The owner and key changes of the admin API and the command line, each written to the audit
@@ -24,6 +25,13 @@ export class AdminChanges {
     const before = await this.store.owner(id);
     const row = await this.store.setBudget(id, budgetNano);
     await this.audit.record({ actor, action: 'owner.budget', itemKind: 'owner', itemId: id, before: ownerView(before), after: ownerView(row) });
+    return row;
+  }
+
+  async setTerms(id: string, terms: (current: BudgetTerms) => BudgetTerms, actor: string): Promise<OwnerRow> {
+    const before = await this.store.owner(id);
+    const row = await this.store.setTerms(id, terms(before.terms));
+    await this.audit.record({ actor, action: 'owner.budget_terms', itemKind: 'owner', itemId: id, before: ownerView(before), after: ownerView(row) });
     return row;
   }
 
@@ -67,6 +75,10 @@ export class AdminChanges {
     const row = await this.store.setKeyLimits(id, limits(before.limits));
     await this.audit.record({ actor, action: 'key.limits', itemKind: 'key', itemId: id, before: keyView(before), after: keyView(row) });
     return row;
+  }
+
+  setKeyBudget(id: string, budgetNano: bigint | null, actor: string): Promise<KeyRow> {
+    return this.keyChange(id, 'key.budget', actor, () => this.store.setKeyBudget(id, budgetNano));
   }
 
   deleteKey(id: string, actor: string): Promise<KeyRow> {

@@ -1,6 +1,7 @@
 import { GatewayError } from '../common/gateway-error';
 import type { AdminStore, KeyRow, NewKey, NewOwner, OwnerRow } from './admin-store';
 import type { RateLimits } from '../config/rate-limits';
+import { BudgetTerms, NO_TERMS } from '../config/budgets';
 import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError, UsageLookups } from './admin-cli';
 
 /**
@@ -12,7 +13,19 @@ import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError, UsageLooku
 const AT = new Date('2026-11-01T00:00:00Z');
 
 function ownerRow(id: string, budgetNano: bigint | null = null): OwnerRow {
-  return { id, kind: 'project', budgetNano, spentNano: 0n, reservedNano: 0n, limits: null, source: 'admin', createdAt: AT, updatedAt: AT };
+  return {
+    id,
+    kind: 'project',
+    budgetNano,
+    spentNano: 0n,
+    reservedNano: 0n,
+    limits: null,
+    terms: NO_TERMS,
+    period: null,
+    source: 'admin',
+    createdAt: AT,
+    updatedAt: AT,
+  };
 }
 
 function keyRow(id: string, expiresAt: Date | null = null): KeyRow {
@@ -26,6 +39,8 @@ function keyRow(id: string, expiresAt: Date | null = null): KeyRow {
     enabled: true,
     expiresAt,
     limits: null,
+    budgetNano: null,
+    spend: { period: null, start: null, resetsAt: null, spentNano: 0n, reservedNano: 0n },
     source: 'admin',
     createdAt: AT,
     updatedAt: AT,
@@ -54,6 +69,9 @@ function recordingStore(catalogModels: string[] = []) {
     ),
     setKeyLimits: async (id: string, limits: (current: RateLimits | null) => RateLimits | null) => (calls.push(['setKeyLimits', id, limits(null)]), keyRow(id)),
     deleteKey: async (id: string) => (calls.push(['deleteKey', id]), keyRow(id)),
+    // A change of terms is given the stored terms (none here) and stores what it makes of them.
+    setTerms: async (id: string, terms: (current: BudgetTerms) => BudgetTerms) => (calls.push(['setTerms', id, terms(NO_TERMS)]), ownerRow(id)),
+    setKeyBudget: async (id: string, budgetNano: bigint | null) => (calls.push(['setKeyBudget', id, budgetNano]), keyRow(id)),
   };
   const usage: UsageLookups = {
     usageRecord: async (requestId: string) => (calls.push(['usageRecord', requestId]), { request_id: requestId }) as never,
@@ -73,6 +91,8 @@ function recordingStore(catalogModels: string[] = []) {
     setBudget: by(store.setBudget),
     setOwnerLimits: by(store.setOwnerLimits),
     setKeyLimits: by(store.setKeyLimits),
+    setTerms: by(store.setTerms),
+    setKeyBudget: by(store.setKeyBudget),
     renewProjectKeys: by(store.renewProjectKeys),
     createKey: by(store.createKey),
     setEnabled: by(store.setEnabled),
@@ -129,7 +149,7 @@ describe(runAdminCommand.name, () => {
     const spaced = await run(['owners', 'create', '--id', 'team-x', '--kind', 'project', '--budget', '1.5']);
     const inline = await run(['owners', 'create', '--id=team-x', '--kind=project', '--budget=1.5']);
 
-    expect(spaced.calls).toEqual([['createOwner', { id: 'team-x', kind: 'project', budgetNano: 1_500_000_000n, limits: null }]]);
+    expect(spaced.calls).toEqual([['createOwner', { id: 'team-x', kind: 'project', budgetNano: 1_500_000_000n, limits: null, terms: NO_TERMS }]]);
     expect(inline.calls).toEqual(spaced.calls);
   });
 
@@ -142,7 +162,13 @@ describe(runAdminCommand.name, () => {
     expect(created.calls).toEqual([
       [
         'createOwner',
-        { id: 'team-x', kind: 'project', budgetNano: null, limits: { requests_per_minute: 600, tokens_per_minute: null, concurrent_requests: 20 } },
+        {
+          id: 'team-x',
+          kind: 'project',
+          budgetNano: null,
+          limits: { requests_per_minute: 600, tokens_per_minute: null, concurrent_requests: 20 },
+          terms: NO_TERMS,
+        },
       ],
     ]);
     expect(key.calls).toEqual([
@@ -160,6 +186,29 @@ describe(runAdminCommand.name, () => {
     );
   });
 
+  it('takes budget periods, time zones and alerts on create and set-period, and key budgets, refusing bad ones before opening the database', async () => {
+    const created = await run(['owners', 'create', '--id', 'team-x', '--kind', 'project', '--budget', '100', '--budget-period', 'month', '--alerts', '80,50']);
+    const changed = await run(['owners', 'set-period', 'team-x', '--budget-period', 'week', '--budget-timezone', 'Asia/Tokyo']);
+    const cleared = await run(['owners', 'set-period', 'team-x', '--budget-period', 'none', '--alerts', 'none']);
+    const key = await run(['keys', 'create', '--owner', 'team-a', '--models', '*', '--budget', '2.5']);
+    const keyBudget = await run(['keys', 'set-budget', 'k1', '--budget', '7']);
+    const keyUnbudgeted = await run(['keys', 'set-budget', 'k1', '--budget', 'none']);
+
+    expect(created.calls).toEqual([
+      ['createOwner', expect.objectContaining({ budgetNano: 100_000_000_000n, terms: { period: 'month', timezone: null, alerts: [50, 80] } })],
+    ]);
+    expect(changed.calls).toEqual([['setTerms', 'team-x', { period: 'week', timezone: 'Asia/Tokyo', alerts: [] }]]);
+    expect(cleared.calls).toEqual([['setTerms', 'team-x', NO_TERMS]]);
+    expect(key.calls).toEqual([['createKey', expect.objectContaining({ budgetNano: 2_500_000_000n })]]);
+    expect(keyBudget.calls).toEqual([['setKeyBudget', 'k1', 7_000_000_000n]]);
+    expect(keyUnbudgeted.calls).toEqual([['setKeyBudget', 'k1', null]]);
+    expect(keyBudget.actors).toEqual(['command line (test)']);
+    expect((await refusal(['owners', 'set-period', 'team-x', '--budget-period', 'year'])).message).toBe('budget_period: must be one of day, week, month');
+    expect((await refusal(['owners', 'set-period', 'team-x', '--alerts', '50,lots'])).message).toBe('alerts[1]: must be a whole per cent from 1 to 1000');
+    expect(await refusal(['owners', 'set-period', 'team-x'])).toEqual(new UsageError('give at least one of --budget-period, --budget-timezone, --alerts'));
+    expect((await refusal(['keys', 'set-budget', 'k1', '--budget', '-1'])).message).toBe('budget: must not be negative (got -1)');
+  });
+
   it('keeps an = inside an inline value', async () => {
     const { calls } = await run(['keys', 'list', '--owner=a=b']);
 
@@ -175,8 +224,10 @@ describe(runAdminCommand.name, () => {
     const listed = await run(['keys', 'create', '--owner', 'team-a', '--models', ' chat-model , ,embed-model,chat-model']);
     const star = await run(['keys', 'create', '--owner', 'team-a', '--models', 'chat-model,*']);
 
-    expect(listed.calls).toEqual([['createKey', { ownerId: 'team-a', models: ['chat-model', 'embed-model'], expiresAt: null, limits: null }]]);
-    expect(star.calls).toEqual([['createKey', { ownerId: 'team-a', models: ['*'], expiresAt: null, limits: null }]]);
+    expect(listed.calls).toEqual([
+      ['createKey', { ownerId: 'team-a', models: ['chat-model', 'embed-model'], expiresAt: null, limits: null, budgetNano: null }],
+    ]);
+    expect(star.calls).toEqual([['createKey', { ownerId: 'team-a', models: ['*'], expiresAt: null, limits: null, budgetNano: null }]]);
   });
 
   it('prints the new key once, with its stored view', async () => {
@@ -311,6 +362,11 @@ describe(runAdminCommand.name, () => {
     expect(output).toEqual({ data: [], next: null });
   });
 
+  it('passes --tag as the tag list (a comma between tags) and --end-user as end_user', async () => {
+    const { calls } = await run(['usage', 'list', '--tag', 'app:search,env:prod', '--end-user', 'user-42']);
+    expect(calls).toEqual([['usageRecords', { tag: ['app:search', 'env:prod'], end_user: 'user-42' }]]);
+  });
+
   it('passes the daily range and filters, --group-by as group_by', async () => {
     const { output, calls } = await run([
       'usage',
@@ -387,7 +443,9 @@ describe(runAdminCommand.name, () => {
     ['a key that is not a key id', ['usage', 'list', '--key', 'gk-abcde'], 'key: must be a key id'],
     ['an empty owner filter', ['usage', 'list', '--owner='], 'owner'],
     ['a month for a day', ['usage', 'daily', '--from', '2026-11', '--to', '2026-11-30'], 'from: must be a date'],
-    ['an unknown grouping', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--group-by', 'day'], 'group_by: must be model or owner'],
+    ['a tag with a space', ['usage', 'list', '--tag', 'app search'], 'tag: must be a tag'],
+    ['an empty tag between commas', ['usage', 'list', '--tag', 'a,,b'], 'tag: must be a tag'],
+    ['an unknown grouping', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--group-by', 'day'], 'group_by: must be model, owner or tag'],
   ])('refuses %s as a bad value (GatewayError, exit 1) before opening the database', async (_label, argv, field) => {
     const error = await refusal(argv);
 

@@ -6,7 +6,7 @@ import { type CatalogAdminService, versionText } from './catalog-admin.service';
 import { auditFilterOf, AuditLog } from './audit-log';
 import { validated } from './admin-validation';
 import { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, MAX_PAGE, UsageListQuery } from './admin.dto';
-import { amountOf, expiryOf, keyScope, limitsOf, unknownModels } from './admin-values';
+import { amountOf, changesTerms, expiryOf, keyScope, limitsOf, termsOf, unknownModels } from './admin-values';
 import type { UsageReads } from './usage-reads';
 
 /** What the command's usage look-ups need of UsageReads. */
@@ -18,15 +18,19 @@ export const ADMIN_CLI_USAGE = `Usage: gateway-admin <command> [arguments]
 
 Owners
   owners create --id <id> --kind project|member [--budget <amount>]
+                [--budget-period day|week|month] [--budget-timezone <IANA zone>] [--alerts <per cent,...>]
                 [--requests-per-minute <n>] [--tokens-per-minute <n>] [--concurrent-requests <n>]
   owners list
   owners show <id>
   owners set-budget <id> --budget <amount>|unlimited
+  owners set-period <id> [--budget-period day|week|month|none] [--budget-timezone <zone>|none]
+                         [--alerts <per cent,...>|none]      (the ones given change, the others stay)
   owners set-limits <id> [--requests-per-minute <n>|none] [--tokens-per-minute <n>|none]
                          [--concurrent-requests <n>|none]     (the limits given change, the others stay)
   owners renew-keys <project id> --expires <date>|never      (project keys are renewed by the project)
 Keys
-  keys create --owner <id> --models <model,model,...|*> [--expires <date>] [limits as for owners]
+  keys create --owner <id> --models <model,model,...|*> [--expires <date>] [--budget <amount>]
+              [limits as for owners]
   keys list [--owner <id>]
   keys show <key id>
   keys disable <key id>
@@ -34,6 +38,7 @@ Keys
   keys renew <key id> --expires <date>|never                  (a member's key)
   keys set-limits <key id> [--requests-per-minute <n>|none] [--tokens-per-minute <n>|none]
                            [--concurrent-requests <n>|none]
+  keys set-budget <key id> --budget <amount>|none            (in its owner's period, inside its budget)
   keys delete <key id>
 Catalog (the admin API's: bodies are the JSON form of a configuration-file item)
   upstreams list
@@ -54,7 +59,8 @@ Usage records (the admin API's answers: GET /admin/usage/<request id>, /admin/us
   usage show <request id>                                     (the X-Request-Id of a call)
   usage list [--owner <id>] [--key <key id>] [--model <id>] [--interface <name>]
              [--status <429|4xx>] [--from <time>] [--to <time>] [--limit <1-1000>] [--after <next>]
-  usage daily --from <day> --to <day> [--owner <id>] [--model <id>] [--group-by model|owner]
+             [--tag <tag,tag,...>] [--end-user <id>]         (--tag: records carrying every tag given)
+  usage daily --from <day> --to <day> [--owner <id>] [--model <id>] [--group-by model|owner|tag]
 
 The database is the gateway's: DATABASE_URL, else the embedded one under DATA_DIR (./data).
 With DATABASE_URL the command works beside a running gateway; the embedded database opens
@@ -121,7 +127,17 @@ export interface AdminDatabase {
   /** Every change goes through here, into the audit log. */
   changes: Pick<
     AdminChanges,
-    'createOwner' | 'setBudget' | 'setOwnerLimits' | 'renewProjectKeys' | 'createKey' | 'setEnabled' | 'renewKey' | 'setKeyLimits' | 'deleteKey'
+    | 'createOwner'
+    | 'setBudget'
+    | 'setTerms'
+    | 'setOwnerLimits'
+    | 'renewProjectKeys'
+    | 'createKey'
+    | 'setEnabled'
+    | 'renewKey'
+    | 'setKeyLimits'
+    | 'setKeyBudget'
+    | 'deleteKey'
   >;
   usage: UsageLookups;
 }
@@ -149,6 +165,22 @@ function limitsFlags(parsed: Parsed): Record<string, unknown> | undefined {
   );
 }
 
+const TERM_FLAGS = ['budget-period', 'budget-timezone', 'alerts'];
+
+/** The budget-term flags given, as the admin API names them (`none`: null; alerts a comma list). */
+function termsFlags(parsed: Parsed): Record<string, unknown> {
+  const terms: Record<string, unknown> = {};
+  for (const flag of TERM_FLAGS) {
+    const value = parsed.flags.get(flag);
+    if (value === undefined) continue;
+    const field = flag.replaceAll('-', '_');
+    if (value === 'none') terms[field] = null;
+    else if (flag === 'alerts') terms[field] = value.split(',').map((part) => (/^\s*\d+\s*$/.test(part) ? Number(part) : part));
+    else terms[field] = value;
+  }
+  return terms;
+}
+
 /** The limit flags of a `set-limits` command, checked before the database opens: at least one. */
 function givenLimits(parsed: Parsed): Record<string, unknown> {
   const limits = limitsFlags(parsed);
@@ -161,6 +193,13 @@ function givenLimits(parsed: Parsed): Record<string, unknown> {
 function queryOf(parsed: Parsed): Record<string, string> {
   if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
   return Object.fromEntries([...parsed.flags].map(([flag, value]) => [flag.replaceAll('-', '_'), value]));
+}
+
+/** The usage list's query: `--tag a,b` is the API's `tag=a&tag=b` (a tag has no comma). */
+function usageListQueryOf(parsed: Parsed): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = queryOf(parsed);
+  if (typeof query.tag === 'string') query.tag = query.tag.split(',');
+  return query;
 }
 
 /**
@@ -178,11 +217,17 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
   }
   switch (`${group} ${command}`) {
     case 'owners create': {
-      const parsed = parse(rest, ['id', 'kind', 'budget', ...LIMIT_FLAGS]);
+      const parsed = parse(rest, ['id', 'kind', 'budget', ...TERM_FLAGS, ...LIMIT_FLAGS]);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
-      const given = { id: required(parsed, 'id'), kind: required(parsed, 'kind'), budget: parsed.flags.get('budget'), limits: limitsFlags(parsed) };
+      const given = {
+        id: required(parsed, 'id'),
+        kind: required(parsed, 'kind'),
+        budget: parsed.flags.get('budget'),
+        limits: limitsFlags(parsed),
+        ...termsFlags(parsed),
+      };
       const body = validated(CreateOwnerBody, given, 'command');
-      const owner = { id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget'), limits: limitsOf(body.limits) };
+      const owner = { id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget'), limits: limitsOf(body.limits), terms: termsOf(body) };
       return ownerView(await (await database()).changes.createOwner(owner, actor));
     }
     case 'owners list': {
@@ -202,6 +247,14 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
       const budgetNano = budget === 'unlimited' ? null : amountOf(budget, 'budget');
       return ownerView(await (await database()).changes.setBudget(owner, budgetNano, actor));
     }
+    case 'owners set-period': {
+      const parsed = parse(rest, TERM_FLAGS);
+      const owner = one(parsed, 'owner id');
+      const terms = termsFlags(parsed);
+      if (!changesTerms(terms)) throw new UsageError(`give at least one of ${TERM_FLAGS.map((flag) => `--${flag}`).join(', ')}`);
+      termsOf(terms);
+      return ownerView(await (await database()).changes.setTerms(owner, (current) => termsOf(terms, current), actor));
+    }
     case 'owners set-limits': {
       const parsed = parse(rest, LIMIT_FLAGS);
       const owner = one(parsed, 'owner id');
@@ -215,15 +268,27 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
       return (await (await database()).changes.renewProjectKeys(owner, expiresAt, actor)).map(keyView);
     }
     case 'keys create': {
-      const parsed = parse(rest, ['owner', 'models', 'expires', ...LIMIT_FLAGS]);
+      const parsed = parse(rest, ['owner', 'models', 'expires', 'budget', ...LIMIT_FLAGS]);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
       const models = required(parsed, 'models')
         .split(',')
         .map((model) => model.trim())
         .filter((model) => model !== '');
-      const given = { owner: required(parsed, 'owner'), models, expires_at: parsed.flags.get('expires'), limits: limitsFlags(parsed) };
+      const given = {
+        owner: required(parsed, 'owner'),
+        models,
+        expires_at: parsed.flags.get('expires'),
+        limits: limitsFlags(parsed),
+        budget: parsed.flags.get('budget'),
+      };
       const body = validated(CreateKeyBody, given, 'command');
-      const key = { ownerId: body.owner, models: keyScope(body.models), expiresAt: expiryOf(body.expires_at, 'expires'), limits: limitsOf(body.limits) };
+      const key = {
+        ownerId: body.owner,
+        models: keyScope(body.models),
+        expiresAt: expiryOf(body.expires_at, 'expires'),
+        limits: limitsOf(body.limits),
+        budgetNano: amountOf(body.budget, 'budget'),
+      };
       const { store, changes } = await database();
       // The database's catalog (the file's models once a gateway started on it, and those added since), with the file's.
       const known = new Set([...(knownModels ?? []), ...(await store.catalogModelIds())]);
@@ -259,6 +324,13 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
       const limits = givenLimits(parsed);
       return keyView(await (await database()).changes.setKeyLimits(key, (current) => limitsOf(limits, current), actor));
     }
+    case 'keys set-budget': {
+      const parsed = parse(rest, ['budget']);
+      const budget = required(parsed, 'budget');
+      const key = one(parsed, 'key id');
+      const budgetNano = budget === 'none' ? null : amountOf(budget, 'budget');
+      return keyView(await (await database()).changes.setKeyBudget(key, budgetNano, actor));
+    }
     case 'keys delete': {
       const key = id();
       return keyView(await (await database()).changes.deleteKey(key, actor));
@@ -268,8 +340,8 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
       return (await database()).usage.usageRecord(requestId);
     }
     case 'usage list': {
-      const parsed = parse(rest, ['owner', 'key', 'model', 'interface', 'status', 'from', 'to', 'limit', 'after']);
-      const query = validated(UsageListQuery, queryOf(parsed), 'command');
+      const parsed = parse(rest, ['owner', 'key', 'model', 'interface', 'status', 'from', 'to', 'limit', 'after', 'tag', 'end-user']);
+      const query = validated(UsageListQuery, usageListQueryOf(parsed), 'command');
       return (await database()).usage.usageRecords(query);
     }
     case 'usage daily': {

@@ -14,7 +14,7 @@ export function serveAdminDocs(app: NestFastifyApplication): void {
   const config = new DocumentBuilder()
     .setTitle('Model gateway admin API')
     .setDescription(
-      "Quota owners, keys, usage, the catalog (lines and models) and the audit log. Every route needs `Authorization: Bearer <token>` (ADMIN_TOKEN or one of ADMIN_TOKENS) or the console's sign-in cookie from `POST /admin/session`, with `X-CSRF-Token` on changes. " +
+      "Quota owners, keys, usage, the catalog (lines and models), budget alerts and the audit log. Every route needs `Authorization: Bearer <token>` (ADMIN_TOKEN or one of ADMIN_TOKENS) or the console's sign-in cookie from `POST /admin/session`, with `X-CSRF-Token` on changes. " +
         'Amounts are decimal currency units converted exactly from stored nano-units (1e-9). ' +
         'Errors are `{"error":{"message","type","code"}}`; a 400 names the field.',
     )

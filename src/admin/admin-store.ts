@@ -7,6 +7,8 @@ import { sha256Hex } from '../auth/key-hash';
 import type { RecordSource } from '../auth/quota-owner.entity';
 import { returnedRows } from '../database/returned-rows';
 import { limitsColumn, RateLimits, storedRateLimits } from '../config/rate-limits';
+import { alertsColumn, BudgetPeriod, BudgetTerms, storedAlerts } from '../config/budgets';
+import { recountPeriod } from '../metering/budget-ledger';
 
 /** A quota owner as stored; amounts in nano-units. */
 export interface OwnerRow {
@@ -16,9 +18,20 @@ export interface OwnerRow {
   spentNano: bigint;
   reservedNano: bigint;
   limits: RateLimits | null;
+  terms: BudgetTerms;
+  /** The current period's figures; null without a period (the lifetime figures above are the budget's). */
+  period: PeriodFigures | null;
   source: RecordSource;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** What a budget period has taken so far, and when it ends. */
+export interface PeriodFigures {
+  start: Date;
+  resetsAt: Date;
+  spentNano: bigint;
+  reservedNano: bigint;
 }
 
 /** A key as stored: never the key itself, only its hash (not shown) and display prefix. */
@@ -32,6 +45,10 @@ export interface KeyRow {
   enabled: boolean;
   expiresAt: Date | null;
   limits: RateLimits | null;
+  /** The key's own budget, in its owner's period; null: none. */
+  budgetNano: bigint | null;
+  /** The key's spend in its owner's current period (for good without one). */
+  spend: { period: BudgetPeriod | null; start: Date | null; resetsAt: Date | null; spentNano: bigint; reservedNano: bigint };
   source: RecordSource;
   createdAt: Date;
   updatedAt: Date;
@@ -48,6 +65,7 @@ export interface NewOwner {
   kind: OwnerKind;
   budgetNano: bigint | null;
   limits: RateLimits | null;
+  terms: BudgetTerms;
 }
 
 export interface NewKey {
@@ -55,6 +73,7 @@ export interface NewKey {
   models: string[];
   expiresAt: Date | null;
   limits: RateLimits | null;
+  budgetNano: bigint | null;
 }
 
 /** Generated keys: `gk-` and 32 base64url characters (192 random bits). */
@@ -66,23 +85,44 @@ export function generateKey(): string {
 const KEYS_FROM = 'FROM api_key k JOIN quota_owner o ON o.id = k.owner_id';
 /** Creation time to the millisecond, as a cursor carries it (PostgreSQL keeps microseconds). */
 const CREATED_MS = `date_trunc('milliseconds', k.created_at)`;
-const OWNER_COLUMNS = `id, kind, budget_nano, spent_nano, reserved_nano, limits, source, created_at, updated_at`;
-const KEY_COLUMNS = `k.id, k.key_sha256, k.display_prefix, k.owner_id, o.kind, k.models, k.enabled, k.expires_at, k.limits, k.source,
-  k.created_at, k.updated_at`;
+/** The start of the owner's current budget period (`-infinity` without one), for the table `o` names. */
+const periodStart = (o: string) => `budget_period_start(${o}.budget_period, ${o}.budget_timezone, now())`;
+/** A column of the period row (`key_id` '' for the owner's own) of the current period. */
+const periodColumn = (column: string, o: string, keyId: string) =>
+  `(SELECT s.${column} FROM budget_spend s WHERE s.owner_id = ${o}.id AND s.key_id = ${keyId} AND s.period_start = ${periodStart(o)})`;
+const PERIOD_COLUMNS = (o: string) => `${o}.budget_period, ${o}.budget_timezone,
+  CASE WHEN ${o}.budget_period IS NULL THEN NULL ELSE ${periodStart(o)} END AS period_start,
+  CASE WHEN ${o}.budget_period IS NULL THEN NULL ELSE budget_period_end(${o}.budget_period, ${o}.budget_timezone, now()) END AS period_end`;
+const OWNER_COLUMNS = `id, kind, budget_nano, spent_nano, reserved_nano, limits, alerts, source, created_at, updated_at, ${PERIOD_COLUMNS('quota_owner')},
+  ${periodColumn('spent_nano', 'quota_owner', "''")} AS period_spent_nano, ${periodColumn('reserved_nano', 'quota_owner', "''")} AS period_reserved_nano`;
+const KEY_COLUMNS = `k.id, k.key_sha256, k.display_prefix, k.owner_id, o.kind, k.models, k.enabled, k.expires_at, k.limits, k.budget_nano, k.source,
+  k.created_at, k.updated_at, ${PERIOD_COLUMNS('o')},
+  ${periodColumn('spent_nano', 'o', 'k.id::text')} AS period_spent_nano, ${periodColumn('reserved_nano', 'o', 'k.id::text')} AS period_reserved_nano`;
 
-interface OwnerRecord {
+/** The columns both rows share about a budget period. */
+interface PeriodRecord {
+  budget_period: BudgetPeriod | null;
+  budget_timezone: string | null;
+  period_start: Date | null;
+  period_end: Date | null;
+  period_spent_nano: string | null;
+  period_reserved_nano: string | null;
+}
+
+interface OwnerRecord extends PeriodRecord {
   id: string;
   kind: OwnerKind;
   budget_nano: string | null;
   spent_nano: string;
   reserved_nano: string;
   limits: unknown;
+  alerts: unknown;
   source: RecordSource;
   created_at: Date;
   updated_at: Date;
 }
 
-interface KeyRecord {
+interface KeyRecord extends PeriodRecord {
   id: string;
   key_sha256: string;
   display_prefix: string;
@@ -92,6 +132,7 @@ interface KeyRecord {
   enabled: boolean;
   expires_at: Date | null;
   limits: unknown;
+  budget_nano: string | null;
   source: RecordSource;
   created_at: Date;
   updated_at: Date;
@@ -105,6 +146,16 @@ function ownerOf(row: OwnerRecord): OwnerRow {
     spentNano: BigInt(row.spent_nano),
     reservedNano: BigInt(row.reserved_nano),
     limits: storedRateLimits(row.limits),
+    terms: { period: row.budget_period, timezone: row.budget_timezone, alerts: storedAlerts(row.alerts) },
+    period:
+      row.period_start === null
+        ? null
+        : {
+            start: new Date(row.period_start),
+            resetsAt: new Date(row.period_end!),
+            spentNano: BigInt(row.period_spent_nano ?? 0),
+            reservedNano: BigInt(row.period_reserved_nano ?? 0),
+          },
     source: row.source,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
@@ -122,6 +173,14 @@ function keyOf(row: KeyRecord): KeyRow {
     enabled: row.enabled,
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
     limits: storedRateLimits(row.limits),
+    budgetNano: row.budget_nano === null ? null : BigInt(row.budget_nano),
+    spend: {
+      period: row.budget_period,
+      start: row.period_start === null ? null : new Date(row.period_start),
+      resetsAt: row.period_end === null ? null : new Date(row.period_end),
+      spentNano: BigInt(row.period_spent_nano ?? 0),
+      reservedNano: BigInt(row.period_reserved_nano ?? 0),
+    },
     source: row.source,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
@@ -149,9 +208,18 @@ export class AdminStore {
   async createOwner(owner: NewOwner): Promise<OwnerRow> {
     const rows = returnedRows<OwnerRecord>(
       await this.dataSource.query(
-        `INSERT INTO quota_owner (id, kind, budget_nano, limits, source) VALUES ($1, $2, $3, $4, 'admin')
+        `INSERT INTO quota_owner (id, kind, budget_nano, limits, budget_period, budget_timezone, alerts, source)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'admin')
          ON CONFLICT (id) DO NOTHING RETURNING ${OWNER_COLUMNS}`,
-        [owner.id, owner.kind, owner.budgetNano?.toString() ?? null, limitsColumn(owner.limits)],
+        [
+          owner.id,
+          owner.kind,
+          owner.budgetNano?.toString() ?? null,
+          limitsColumn(owner.limits),
+          owner.terms.period,
+          owner.terms.timezone,
+          alertsColumn(owner.terms.alerts),
+        ],
       ),
     );
     if (rows.length === 0) throw new GatewayError('conflict', `A quota owner with the id ${JSON.stringify(owner.id)} exists already.`);
@@ -185,6 +253,30 @@ export class AdminStore {
     return ownerOf(rows[0]);
   }
 
+  /**
+   * Sets the owner's budget period, time zone and alerts. A period that starts to count, or
+   * counts differently, is counted again from the owner's records and open video tasks, under
+   * the owner's lock, so no batch of spend lands half in the old count and half in the new.
+   */
+  async setTerms(id: string, terms: BudgetTerms): Promise<OwnerRow> {
+    return this.dataSource.transaction(async (manager) => {
+      const [before] = await manager.query<Array<{ budget_period: string | null; budget_timezone: string | null }>>(
+        `SELECT budget_period, budget_timezone FROM quota_owner WHERE id = $1 FOR UPDATE`,
+        [id],
+      );
+      if (!before) throw ownerMissing(id);
+      await manager.query(`UPDATE quota_owner SET budget_period = $2, budget_timezone = $3, alerts = $4, updated_at = now() WHERE id = $1`, [
+        id,
+        terms.period,
+        terms.timezone,
+        alertsColumn(terms.alerts),
+      ]);
+      if (before.budget_period !== terms.period || before.budget_timezone !== terms.timezone) await recountPeriod(manager, id, new Date());
+      const [row] = await manager.query<OwnerRecord[]>(`SELECT ${OWNER_COLUMNS} FROM quota_owner WHERE id = $1`, [id]);
+      return ownerOf(row);
+    });
+  }
+
   /** Sets the owner's rate limits (null: none). */
   async setOwnerLimits(id: string, limits: RateLimits | null): Promise<OwnerRow> {
     const rows = returnedRows<OwnerRecord>(
@@ -210,9 +302,18 @@ export class AdminStore {
       const owner = await this.lockedOwner(manager, key.ownerId);
       const id = randomUUID();
       await manager.query(
-        `INSERT INTO api_key (id, key_sha256, display_prefix, owner_id, models, enabled, expires_at, limits, source)
-         VALUES ($1, $2, $3, $4, $5, true, $6, $7, 'admin')`,
-        [id, sha256Hex(plaintext), plaintext.slice(0, DISPLAY_PREFIX_LENGTH), owner.id, JSON.stringify(key.models), key.expiresAt, limitsColumn(key.limits)],
+        `INSERT INTO api_key (id, key_sha256, display_prefix, owner_id, models, enabled, expires_at, limits, budget_nano, source)
+         VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, 'admin')`,
+        [
+          id,
+          sha256Hex(plaintext),
+          plaintext.slice(0, DISPLAY_PREFIX_LENGTH),
+          owner.id,
+          JSON.stringify(key.models),
+          key.expiresAt,
+          limitsColumn(key.limits),
+          key.budgetNano?.toString() ?? null,
+        ],
       );
       return { key: await this.keyIn(manager, id), plaintext };
     });
@@ -243,6 +344,11 @@ export class AdminStore {
   /** Sets the key's own rate limits (null: none). */
   async setKeyLimits(id: string, limits: RateLimits | null): Promise<KeyRow> {
     return this.updateKey(id, `limits = $2`, [limitsColumn(limits)]);
+  }
+
+  /** Sets the key's own budget (null: none). */
+  async setKeyBudget(id: string, budgetNano: bigint | null): Promise<KeyRow> {
+    return this.updateKey(id, `budget_nano = $2`, [budgetNano?.toString() ?? null]);
   }
 
   /**

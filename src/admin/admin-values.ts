@@ -1,4 +1,5 @@
 import { NO_LIMITS, parseRateLimits, RateLimits } from '../config/rate-limits';
+import { BudgetTerms, changedTerms, NO_TERMS } from '../config/budgets';
 import { GatewayError } from '../common/gateway-error';
 import { decimalToNano } from '../config/money';
 import { isZonedDate } from '../config/config.loader';
@@ -51,4 +52,17 @@ export function limitsOf(value: unknown, base: RateLimits | null = null): RateLi
   const limits = parseRateLimits(merged, 'limits', problems);
   if (problems.length > 0) throw new GatewayError('invalid_request', problems.join('; '));
   return limits;
+}
+
+/** Budget period, time zone and alerts from a request body, on top of `base` as limits are; 400 naming the field of a bad value. */
+export function termsOf(body: { budget_period?: unknown; budget_timezone?: unknown; alerts?: unknown }, base: BudgetTerms = NO_TERMS): BudgetTerms {
+  const problems: string[] = [];
+  const terms = changedTerms(body, base, problems);
+  if (problems.length > 0) throw new GatewayError('invalid_request', problems.join('; '));
+  return terms;
+}
+
+/** Whether a body changes any of the budget terms. */
+export function changesTerms(body: { budget_period?: unknown; budget_timezone?: unknown; alerts?: unknown }): boolean {
+  return body.budget_period !== undefined || body.budget_timezone !== undefined || body.alerts !== undefined;
 }

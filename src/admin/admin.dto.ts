@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
   ArrayNotEmpty,
   IsArray,
   IsDefined,
@@ -18,6 +19,7 @@ import {
 } from 'class-validator';
 import { OWNER_KINDS } from '../config/config.dto';
 import type { OwnerKind } from '../config/gateway-config';
+import { MAX_END_USER_LENGTH, MAX_TAGS, TAG_PATTERN } from '../forwarding/call-labels';
 
 /**
  * Request bodies and query strings of the admin API. Each is validated with class-validator
@@ -72,6 +74,32 @@ export class CreateOwnerBody {
   @ApiPropertyOptional({ type: RateLimitsBody, nullable: true, description: "Rate limits shared by the owner's keys. Absent or null: none." })
   @IsOptional()
   limits?: unknown;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    enum: ['day', 'week', 'month'],
+    description: 'The budget starts again each calendar period (weeks from Monday). Absent or null: none.',
+  })
+  @IsOptional()
+  budget_period?: unknown;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'Europe/Berlin',
+    description: 'IANA time zone the periods are counted in (null: UTC). Absent or null: none.',
+  })
+  @IsOptional()
+  budget_timezone?: unknown;
+
+  @ApiPropertyOptional({
+    type: [Number],
+    nullable: true,
+    example: [50, 80, 100],
+    description: 'Per cent of the budget at which an alert fires, once per period (1..1000, at most 10). Absent or null: none.',
+  })
+  @IsOptional()
+  alerts?: unknown;
 }
 
 export class SignInBody {
@@ -94,17 +122,50 @@ export class UpdateOwnerBody {
   })
   @IsOptional()
   limits?: unknown;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    enum: ['day', 'week', 'month'],
+    description: 'The budget starts again each calendar period (weeks from Monday). Absent: unchanged.',
+  })
+  @IsOptional()
+  budget_period?: unknown;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'Europe/Berlin',
+    description: 'IANA time zone the periods are counted in (null: UTC). Absent: unchanged.',
+  })
+  @IsOptional()
+  budget_timezone?: unknown;
+
+  @ApiPropertyOptional({
+    type: [Number],
+    nullable: true,
+    example: [50, 80, 100],
+    description: 'Per cent of the budget at which an alert fires, once per period (1..1000, at most 10). Absent: unchanged.',
+  })
+  @IsOptional()
+  alerts?: unknown;
 }
 
 export class UpdateKeyBody {
-  @ApiProperty({
+  @ApiPropertyOptional({
     type: RateLimitsBody,
     nullable: true,
-    description: "The key's own rate limits: the limits given replace the stored ones (null clears one); the others stay. null: no limits.",
+    description: "The key's own rate limits: the limits given replace the stored ones (null clears one); the others stay. null: no limits. Absent: unchanged.",
   })
-  @ValidateIf((_, value) => value !== null)
-  @IsDefined(REQUIRED)
-  limits!: unknown;
+  @IsOptional()
+  limits?: unknown;
+
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'number' }, { type: 'string' }],
+    nullable: true,
+    description: `${AMOUNT_DOC} The key's own budget, in its owner's period, inside its owner's budget. null: none. Absent: unchanged.`,
+  })
+  @IsOptional()
+  budget?: number | string | null;
 }
 
 export class CreateKeyBody {
@@ -130,6 +191,14 @@ export class CreateKeyBody {
   @ApiPropertyOptional({ type: RateLimitsBody, nullable: true, description: "The key's own rate limits, within its owner's. Absent or null: none." })
   @IsOptional()
   limits?: unknown;
+
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'number' }, { type: 'string' }],
+    nullable: true,
+    description: `${AMOUNT_DOC} The key's own budget, in its owner's period, inside its owner's budget. Absent or null: none.`,
+  })
+  @IsOptional()
+  budget?: number | string | null;
 }
 
 export class RenewBody {
@@ -201,6 +270,26 @@ export class UsageListQuery extends PageQuery {
   @IsOptional()
   @IsString()
   to?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['app:search'],
+    description: 'Records whose call carried this tag (`X-Gateway-Tags`); repeated (`tag=a&tag=b`): records carrying every one.',
+  })
+  @IsOptional()
+  // One `tag` in the query string is a string, a repeated one an array.
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value))
+  @IsArray({ message: 'must be a tag, or repeated tags' })
+  @ArrayMaxSize(MAX_TAGS)
+  @Matches(TAG_PATTERN, { each: true, message: 'must be a tag: 1 to 64 of A-Z, a-z, 0-9 and . _ : -' })
+  tag?: string[];
+
+  @ApiPropertyOptional({ description: 'Records whose request body named this end user (`user`; messages: `metadata.user_id`).' })
+  @IsOptional()
+  @IsNotEmpty()
+  @MaxLength(MAX_END_USER_LENGTH)
+  @IsString()
+  end_user?: string;
 }
 
 export class AuditQuery extends PageQuery {
@@ -213,7 +302,7 @@ export class AuditQuery extends PageQuery {
   @ApiPropertyOptional({
     example: 'model.update',
     description:
-      'owner.create, owner.budget, owner.limits, owner.renew_keys, key.create, key.enable, key.disable, key.renew, key.limits, key.delete, upstream.create, upstream.update, upstream.delete, model.create, model.update, model.delete, config.reload',
+      'owner.create, owner.budget, owner.budget_terms, owner.limits, owner.alert (actor gateway: a budget alert fired), owner.renew_keys, key.create, key.enable, key.disable, key.renew, key.limits, key.budget, key.delete, upstream.create, upstream.update, upstream.delete, model.create, model.update, model.delete, config.reload',
   })
   @IsOptional()
   @IsNotEmpty()
@@ -300,8 +389,13 @@ export class DailyQuery {
   @IsString()
   model?: string;
 
-  @ApiPropertyOptional({ enum: ['model', 'owner'], default: 'model', description: '`owner`: one row per day, model and owner.' })
+  @ApiPropertyOptional({
+    enum: ['model', 'owner', 'tag'],
+    default: 'model',
+    description:
+      '`owner`: one row per day, model and owner. `tag`: one row per day, model and tag, summed from the usage records (at most 31 days, retention permitting): a record counts under each of its tags, so rows of one day and model may add up to more than its calls; records without tags are under `tag: null`.',
+  })
   @IsOptional()
-  @IsIn(['model', 'owner'], { message: 'must be model or owner' })
-  group_by?: 'model' | 'owner';
+  @IsIn(['model', 'owner', 'tag'], { message: 'must be model, owner or tag' })
+  group_by?: 'model' | 'owner' | 'tag';
 }

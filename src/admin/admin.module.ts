@@ -11,6 +11,7 @@ import { UsageController } from './usage.controller';
 import { CatalogModelsController, ReloadController, UpstreamsController } from './catalog.controller';
 import { CatalogAdminService } from './catalog-admin.service';
 import { AuditController } from './audit.controller';
+import { AlertsController } from './alerts.controller';
 import { ConsoleSessions } from './console-sessions';
 import { SessionController } from './session.controller';
 import { LinesController, VideoTasksController } from './operations.controller';
@@ -28,6 +29,7 @@ import { CONSOLE_SETTINGS, ConsoleSettings } from '../config/settings/console.se
     CatalogModelsController,
     ReloadController,
     AuditController,
+    AlertsController,
     LinesController,
     VideoTasksController,
   ],

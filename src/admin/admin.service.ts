@@ -5,7 +5,7 @@ import { KeyService } from '../auth/key.service';
 import { CatalogService } from '../catalog/catalog.service';
 import { UsageWriter } from '../metering/usage-writer.service';
 import { AdminStore, KeyRow } from './admin-store';
-import { amountOf, expiryOf, keyScope, limitsOf, unknownModels } from './admin-values';
+import { amountOf, changesTerms, expiryOf, keyScope, limitsOf, termsOf, unknownModels } from './admin-values';
 import { UsageReads } from './usage-reads';
 import { AuditLog, auditFilterOf } from './audit-log';
 import { AdminChanges } from './admin-changes';
@@ -49,7 +49,7 @@ export class AdminService {
   }
 
   async createOwner(body: CreateOwnerBody, actor: string) {
-    const owner = { id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget'), limits: limitsOf(body.limits) };
+    const owner = { id: body.id, kind: body.kind, budgetNano: amountOf(body.budget, 'budget'), limits: limitsOf(body.limits), terms: termsOf(body) };
     return ownerView(await this.changes.createOwner(owner, actor));
   }
 
@@ -62,12 +62,21 @@ export class AdminService {
     return { data: page.rows.map(ownerView), next: page.next };
   }
 
-  /** A budget change, a limits change, or both (each its own entry in the audit log). */
+  /**
+   * A change of the budget, the budget's period, time zone and alerts, the limits, or several
+   * (each its own entry in the audit log). Every field is checked before anything changes.
+   */
   async updateOwner(id: string, body: UpdateOwnerBody, actor: string) {
-    if (body.budget === undefined && body.limits === undefined) throw new GatewayError('invalid_request', 'body: give budget, limits or both');
+    const terms = changesTerms(body);
+    if (body.budget === undefined && body.limits === undefined && !terms) {
+      throw new GatewayError('invalid_request', 'body: give budget, budget_period, budget_timezone, alerts or limits');
+    }
     const budgetNano = body.budget === undefined ? undefined : amountOf(body.budget, 'budget');
     if (body.limits !== undefined) limitsOf(body.limits);
-    let row = budgetNano === undefined ? await this.store.owner(id) : await this.changes.setBudget(id, budgetNano, actor);
+    let row = await this.store.owner(id);
+    if (terms) termsOf(body, row.terms);
+    if (budgetNano !== undefined) row = await this.changes.setBudget(id, budgetNano, actor);
+    if (terms) row = await this.changes.setTerms(id, (current) => termsOf(body, current), actor);
     if (body.limits !== undefined) {
       row = await this.changes.setOwnerLimits(id, (current) => limitsOf(body.limits, current), actor);
       // Cached keys carry their owner's limits: this replica forgets them now, the others within KEY_CACHE_TTL_MS.
@@ -89,7 +98,13 @@ export class AdminService {
     }
     const models = keyScope(body.models);
     const created = await this.changes.createKey(
-      { ownerId: body.owner, models, expiresAt: expiryOf(body.expires_at, 'expires_at'), limits: limitsOf(body.limits) },
+      {
+        ownerId: body.owner,
+        models,
+        expiresAt: expiryOf(body.expires_at, 'expires_at'),
+        limits: limitsOf(body.limits),
+        budgetNano: amountOf(body.budget, 'budget'),
+      },
       actor,
     );
     // The key may have been presented (and found unknown) moments ago: forget that answer.
@@ -120,9 +135,18 @@ export class AdminService {
     return this.changed(this.changes.renewKey(id, expiryOf(expiresAt, 'expires_at'), actor));
   }
 
-  setKeyLimits(id: string, body: UpdateKeyBody, actor: string) {
-    limitsOf(body.limits);
-    return this.changed(this.changes.setKeyLimits(id, (current) => limitsOf(body.limits, current), actor));
+  /** A change of the key's own limits, its own budget, or both (each its own entry in the audit log). */
+  async updateKey(id: string, body: UpdateKeyBody, actor: string) {
+    if (body.limits === undefined && body.budget === undefined) throw new GatewayError('invalid_request', 'body: give limits, budget or both');
+    if (body.limits !== undefined) limitsOf(body.limits);
+    const budgetNano = body.budget === undefined ? undefined : amountOf(body.budget, 'budget');
+    let change: Promise<KeyRow> | undefined;
+    if (budgetNano !== undefined) change = this.changes.setKeyBudget(id, budgetNano, actor);
+    if (body.limits !== undefined) {
+      if (change) await change;
+      change = this.changes.setKeyLimits(id, (current) => limitsOf(body.limits, current), actor);
+    }
+    return this.changed(change!);
   }
 
   deleteKey(id: string, actor: string) {

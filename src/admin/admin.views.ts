@@ -20,6 +20,30 @@ export class RateLimitsView {
   @ApiProperty({ type: Number, nullable: true, description: 'Calls under way at once; null: no such limit.' }) concurrent_requests!: number | null;
 }
 
+export class PeriodSpendView {
+  @ApiProperty({ type: String, nullable: true, enum: ['day', 'week', 'month'], description: 'null: no period, the figures are for good.' })
+  period!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: "The current period's start; null without a period." }) start!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'When the figures start again from zero; null without a period.' })
+  resets_at!: string | null;
+  @ApiProperty({ description: 'Billed in the period.' }) spent!: number;
+  @ApiProperty({ description: 'Held in the period for video tasks still running.' }) reserved!: number;
+  @ApiProperty() spent_nano!: string;
+  @ApiProperty() reserved_nano!: string;
+}
+
+function periodSpendView(period: string | null, start: Date | null, resetsAt: Date | null, spentNano: bigint, reservedNano: bigint): PeriodSpendView {
+  return {
+    period,
+    start: start?.toISOString() ?? null,
+    resets_at: resetsAt?.toISOString() ?? null,
+    spent: nanoToNumber(spentNano),
+    reserved: nanoToNumber(reservedNano),
+    spent_nano: spentNano.toString(),
+    reserved_nano: reservedNano.toString(),
+  };
+}
+
 export class OwnerView {
   @ApiProperty() id!: string;
   @ApiProperty({ enum: OWNER_KINDS }) kind!: string;
@@ -30,6 +54,17 @@ export class OwnerView {
   @ApiProperty({ description: 'The exact spent amount in nano-units.' }) spent_nano!: string;
   @ApiProperty({ description: 'The exact reserved amount in nano-units.' }) reserved_nano!: string;
   @ApiProperty({ type: RateLimitsView, nullable: true, description: "Rate limits shared by the owner's keys; null: none." }) limits!: RateLimitsView | null;
+  @ApiProperty({ type: String, nullable: true, enum: ['day', 'week', 'month'], description: 'The budget starts again each calendar period; null: never.' })
+  budget_period!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'IANA time zone the periods are counted in; null: UTC.' }) budget_timezone!: string | null;
+  @ApiProperty({ type: [Number], description: 'Per cent of the budget at which an alert fires, once per period.' }) alerts!: number[];
+  @ApiProperty({
+    type: PeriodSpendView,
+    nullable: true,
+    description:
+      'The current period: what it took and when it resets; the budget applies to it. null without a period (spent and reserved above are then the budget’s).',
+  })
+  current_period!: PeriodSpendView | null;
   @ApiProperty({ enum: ['config', 'admin'], description: SOURCE_DOC }) source!: string;
   @ApiProperty() created_at!: string;
   @ApiProperty() updated_at!: string;
@@ -46,6 +81,11 @@ export function ownerView(owner: OwnerRow): OwnerView {
     spent_nano: owner.spentNano.toString(),
     reserved_nano: owner.reservedNano.toString(),
     limits: owner.limits,
+    budget_period: owner.terms.period,
+    budget_timezone: owner.terms.timezone,
+    alerts: owner.terms.alerts,
+    current_period:
+      owner.period && periodSpendView(owner.terms.period, owner.period.start, owner.period.resetsAt, owner.period.spentNano, owner.period.reservedNano),
     source: owner.source,
     created_at: owner.createdAt.toISOString(),
     updated_at: owner.updatedAt.toISOString(),
@@ -61,6 +101,10 @@ export class KeyView {
   @ApiProperty({ type: String, nullable: true }) expires_at!: string | null;
   @ApiProperty({ type: RateLimitsView, nullable: true, description: "The key's own rate limits (its owner's apply too); null: none." })
   limits!: RateLimitsView | null;
+  @ApiProperty({ type: Number, nullable: true, description: "The key's own budget, in its owner's period, inside its owner's budget; null: none." })
+  budget!: number | null;
+  @ApiProperty({ type: String, nullable: true }) budget_nano!: string | null;
+  @ApiProperty({ type: PeriodSpendView, description: "The key's spend in its owner's current period (for good without one)." }) spend!: PeriodSpendView;
   @ApiProperty({ enum: ['config', 'admin'], description: SOURCE_DOC }) source!: string;
   @ApiProperty() created_at!: string;
   @ApiProperty() updated_at!: string;
@@ -88,6 +132,9 @@ export function keyView(key: KeyRow): KeyView {
     enabled: key.enabled,
     expires_at: key.expiresAt?.toISOString() ?? null,
     limits: key.limits,
+    budget: key.budgetNano === null ? null : nanoToNumber(key.budgetNano),
+    budget_nano: key.budgetNano?.toString() ?? null,
+    spend: periodSpendView(key.spend.period, key.spend.start, key.spend.resetsAt, key.spend.spentNano, key.spend.reservedNano),
     source: key.source,
     created_at: key.createdAt.toISOString(),
     updated_at: key.updatedAt.toISOString(),
@@ -126,6 +173,13 @@ export class UsageRecordView {
   @ApiProperty() started_at!: string;
   @ApiProperty() duration_ms!: number;
   @ApiProperty({ type: Number, nullable: true }) upstream_headers_ms!: number | null;
+  @ApiProperty({ type: [String], description: 'The tags of the call (`X-Gateway-Tags`), in the order sent; empty when it had none.' }) tags!: string[];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The end user the request body named (`user`; messages: `metadata.user_id`), at most 256 characters.',
+  })
+  end_user!: string | null;
   @ApiProperty({ description: 'false: still queued for the database (a lookup sees a call at once).' }) written!: boolean;
 }
 
@@ -148,6 +202,8 @@ export function usageView(record: UsageRow, written: boolean): UsageRecordView {
     started_at: record.startedAt.toISOString(),
     duration_ms: record.durationMs,
     upstream_headers_ms: record.upstreamHeadersMs,
+    tags: record.tags ? [...record.tags] : [],
+    end_user: record.endUser,
     written,
   };
 }
@@ -161,6 +217,7 @@ export class DailyTotalView {
   @ApiProperty({ example: '2026-11-23', description: 'UTC day.' }) day!: string;
   @ApiProperty() model!: string;
   @ApiPropertyOptional({ description: 'Present when grouped by owner.' }) owner?: string;
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Present when grouped by tag; null: the records without tags.' }) tag?: string | null;
   @ApiProperty() calls!: number;
   @ApiProperty({ description: 'Calls answered with status 400 or above.' }) failed_calls!: number;
   @ApiProperty() cost!: number;
@@ -177,6 +234,7 @@ export function dailyView(total: DailyTotal): DailyTotalView {
     day: total.day,
     model: total.model,
     ...(total.ownerId === null ? {} : { owner: total.ownerId }),
+    ...(total.tag === undefined ? {} : { tag: total.tag }),
     calls: total.calls,
     failed_calls: total.failedCalls,
     cost: nanoToNumber(total.costNano),

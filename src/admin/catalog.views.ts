@@ -95,7 +95,8 @@ export class ReloadView {
 export class AuditEntryView {
   @ApiProperty({ example: '42' }) id!: string;
   @ApiProperty() at!: string;
-  @ApiProperty({ example: 'alice', description: 'The admin token\'s name, "command line (<user>)" or "SIGHUP".' }) actor!: string;
+  @ApiProperty({ example: 'alice', description: 'The admin token\'s name, "command line (<user>)", "SIGHUP", or "gateway" (a budget alert fired).' })
+  actor!: string;
   @ApiProperty({ example: 'model.update' }) action!: string;
   @ApiProperty({ enum: ['owner', 'key', 'upstream', 'model', 'config', 'session'] }) item_kind!: string;
   @ApiProperty({ type: String, nullable: true }) item_id!: string | null;

@@ -44,10 +44,10 @@ export class KeysController {
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: "Change a key's own rate limits", description: TTL_NOTE })
+  @ApiOperation({ summary: "Change a key's own rate limits or budget", description: `Give limits, budget or both. ${TTL_NOTE}` })
   @ApiOkResponse({ type: KeyView })
   update(@Param('id') id: string, @Body(new Validated(UpdateKeyBody, 'body')) body: UpdateKeyBody, @Actor() actor: string) {
-    return this.admin.setKeyLimits(id, body, actor);
+    return this.admin.updateKey(id, body, actor);
   }
 
   @Post(':id/disable')

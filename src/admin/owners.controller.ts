@@ -40,8 +40,9 @@ export class OwnersController {
 
   @Patch(':id')
   @ApiOperation({
-    summary: "Change an owner's budget or rate limits",
-    description: 'Give budget, limits or both. Spent and reserved amounts stay. Limits apply on every replica within KEY_CACHE_TTL_MS.',
+    summary: "Change an owner's budget, budget period, alerts or rate limits",
+    description:
+      'Give any of budget, budget_period, budget_timezone, alerts and limits. Spent and reserved amounts stay; a new period or time zone counts the current period again from the usage records and open video tasks. Budgets apply on every replica within BALANCE_CACHE_TTL_MS, limits within KEY_CACHE_TTL_MS.',
   })
   @ApiOkResponse({ type: OwnerView })
   update(@Param('id') id: string, @Body(new Validated(UpdateOwnerBody, 'body')) body: UpdateOwnerBody, @Actor() actor: string) {

@@ -15,13 +15,18 @@ export interface UsageFilter {
   status?: { exact: number } | { class: number };
   from?: Date;
   to?: Date;
+  /** Records carrying every one of these tags. */
+  tags?: string[];
+  endUser?: string;
 }
 
-/** One row of the daily totals: a UTC day, a model and (when grouped so) an owner. */
+/** One row of the daily totals: a UTC day, a model and (when grouped so) an owner or a tag. */
 export interface DailyTotal {
   day: string;
   model: string;
   ownerId: string | null;
+  /** Set when grouped by tag: one of the records' tags, or null for the records without tags. */
+  tag?: string | null;
   calls: number;
   failedCalls: number;
   costNano: bigint;
@@ -54,10 +59,12 @@ export interface UsageRecordRow {
   started_at: Date;
   duration_ms: number;
   upstream_headers_ms: number | null;
+  tags: string[] | null;
+  end_user: string | null;
 }
 
 const RECORD_COLUMNS = `request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to, status,
-  error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms`;
+  error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user`;
 
 function usageRowOf(row: UsageRecordRow): UsageRow {
   return {
@@ -77,8 +84,32 @@ function usageRowOf(row: UsageRecordRow): UsageRow {
     startedAt: new Date(row.started_at),
     durationMs: row.duration_ms,
     upstreamHeadersMs: row.upstream_headers_ms,
+    tags: row.tags,
+    endUser: row.end_user,
   };
 }
+
+/**
+ * Daily totals per model and tag of the UTC days $1 to $2 (owner $3, model $4 when given), summed
+ * from the records, since usage_daily has no tags: a record counts under each of its tags, one
+ * without tags under NULL; figures summed as the roll-up sums them (migration UsageTotals).
+ */
+const DAILY_BY_TAG_SQL = `
+  WITH tagged AS (
+    SELECT (started_at AT TIME ZONE 'UTC')::date AS day, model, tag, status, cost_nano, usage
+      FROM usage_record LEFT JOIN LATERAL unnest(tags) AS tag ON true
+     WHERE started_at >= $1::date AT TIME ZONE 'UTC' AND started_at < ($2::date + 1) AT TIME ZONE 'UTC'
+       AND ($3::varchar IS NULL OR owner_id = $3) AND ($4::varchar IS NULL OR model = $4))
+  SELECT to_char(calls.day, 'YYYY-MM-DD') AS day, calls.model, calls.tag, calls.calls, calls.failed_calls, calls.cost_nano,
+         coalesce(figures.usage, '{}'::jsonb) AS usage
+    FROM (SELECT day, model, tag, count(*) AS calls, count(*) FILTER (WHERE status >= 400) AS failed_calls, sum(cost_nano) AS cost_nano
+            FROM tagged GROUP BY 1, 2, 3) calls
+    LEFT JOIN (SELECT day, model, tag, jsonb_object_agg(figure, amount) AS usage
+                 FROM (SELECT day, model, tag, figure.key AS figure, sum(figure.value::numeric) AS amount
+                         FROM tagged, jsonb_each_text(usage) figure GROUP BY 1, 2, 3, 4) per_figure
+                GROUP BY 1, 2, 3) figures
+      ON figures.day = calls.day AND figures.model = calls.model AND figures.tag IS NOT DISTINCT FROM calls.tag
+   ORDER BY calls.day, calls.model, calls.tag NULLS FIRST`;
 
 /** `<time ISO>_<id>` of the last row of a page listed newest first (records, video tasks). */
 export function timeCursor(at: Date, id: string): string {
@@ -124,6 +155,8 @@ export class UsageQuery {
     if (filter.status && 'class' in filter.status) where((p) => `status / 100 = ${p}`, filter.status.class);
     if (filter.from) where((p) => `started_at >= ${p}`, filter.from);
     if (filter.to) where((p) => `started_at < ${p}`, filter.to);
+    if (filter.tags !== undefined) where((p) => `tags @> ${p}::text[]`, filter.tags);
+    if (filter.endUser !== undefined) where((p) => `end_user = ${p}`, filter.endUser);
     if (after !== undefined) {
       const cursor = parseTimeCursor(after);
       values.push(cursor.at, cursor.id);
@@ -170,6 +203,19 @@ export class UsageQuery {
       addFigures(total.usage, row.usage);
     }
     return [...totals.values()];
+  }
+
+  /** Daily totals per model and tag (DAILY_BY_TAG_SQL), for UTC days `from` to `to` inclusive: a range of records, kept short by the caller. */
+  async dailyByTag(range: { from: string; to: string }, filter: { ownerId?: string; model?: string }): Promise<DailyTotal[]> {
+    const rows = await this.dataSource.query<
+      Array<{ day: string; model: string; tag: string | null; calls: string; failed_calls: string; cost_nano: string; usage: Record<string, number> }>
+    >(DAILY_BY_TAG_SQL, [range.from, range.to, filter.ownerId ?? null, filter.model ?? null]);
+    return rows.map((row) => {
+      const usage: Record<string, number> = {};
+      addFigures(usage, row.usage);
+      const costNano = BigInt(row.cost_nano);
+      return { day: row.day, model: row.model, ownerId: null, tag: row.tag, calls: Number(row.calls), failedCalls: Number(row.failed_calls), costNano, usage };
+    });
   }
 
   /** Calls per minute since `since` (minutes without calls are left out), oldest first. */

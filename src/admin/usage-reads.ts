@@ -9,6 +9,8 @@ import { minuteView } from './operations.views';
 
 const DEFAULT_PAGE = 100;
 const MAX_DAYS = 366;
+/** Totals by tag are summed from the records themselves: a month at most. */
+const MAX_TAG_DAYS = 31;
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 
@@ -63,6 +65,8 @@ export class UsageReads {
       status: statusFilter(query.status),
       from: instantOf(query.from, 'from'),
       to: instantOf(query.to, 'to'),
+      tags: query.tag,
+      endUser: query.end_user,
     };
     if (filter.from && filter.to && filter.to < filter.from) throw new GatewayError('invalid_request', 'to: must not be before from');
     const page = await this.usage.records(filter, query.limit ?? DEFAULT_PAGE, query.after);
@@ -74,7 +78,14 @@ export class UsageReads {
     const to = calendarDay(query.to, 'to');
     if (to < from) throw new GatewayError('invalid_request', 'to: must not be before from');
     if ((to - from) / DAY_MS >= MAX_DAYS) throw new GatewayError('invalid_request', `to: at most ${MAX_DAYS} days after from`);
-    const totals = await this.usage.daily(query, { ownerId: query.owner, model: query.model }, query.group_by === 'owner');
+    const filter = { ownerId: query.owner, model: query.model };
+    if (query.group_by === 'tag') {
+      if ((to - from) / DAY_MS >= MAX_TAG_DAYS) {
+        throw new GatewayError('invalid_request', `to: group_by=tag covers at most ${MAX_TAG_DAYS} days, from and to included`);
+      }
+      return { data: (await this.usage.dailyByTag(query, filter)).map(dailyView) };
+    }
+    const totals = await this.usage.daily(query, filter, query.group_by === 'owner');
     return { data: totals.map(dailyView) };
   }
 

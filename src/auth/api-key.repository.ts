@@ -5,6 +5,9 @@ import type { Principal } from './principal';
 import type { KeyConfig, OwnerConfig } from '../config/gateway-config';
 import { randomUUID } from 'node:crypto';
 import { limitsColumn, storedRateLimits } from '../config/rate-limits';
+import { alertsColumn } from '../config/budgets';
+import { recountPeriod } from '../metering/budget-ledger';
+import { returnedRows } from '../database/returned-rows';
 
 /** Database access for keys and their owners. */
 @Injectable()
@@ -26,8 +29,10 @@ export class ApiKeyRepository {
       expires_at: Date | null;
       key_limits: unknown;
       owner_limits: unknown;
+      key_budget_nano: string | null;
     }> = await this.dataSource.query(
-      `SELECT k.id, k.display_prefix, k.owner_id, o.kind, k.models, k.enabled, k.expires_at, k.limits AS key_limits, o.limits AS owner_limits
+      `SELECT k.id, k.display_prefix, k.owner_id, o.kind, k.models, k.enabled, k.expires_at, k.limits AS key_limits, o.limits AS owner_limits,
+              k.budget_nano AS key_budget_nano
          FROM api_key k JOIN quota_owner o ON o.id = k.owner_id
         WHERE k.key_sha256 = $1`,
       [keySha256],
@@ -44,6 +49,7 @@ export class ApiKeyRepository {
       expiresAt: row.expires_at ? new Date(row.expires_at) : null,
       keyLimits: storedRateLimits(row.key_limits),
       ownerLimits: storedRateLimits(row.owner_limits),
+      keyBudgetNano: row.key_budget_nano === null ? null : BigInt(row.key_budget_nano),
     };
   }
 
@@ -55,21 +61,48 @@ export class ApiKeyRepository {
   async applyConfig(owners: OwnerConfig[], keys: KeyConfig[]): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       for (const owner of owners) {
-        await manager.query(
-          `INSERT INTO quota_owner (id, kind, budget_nano, limits, source) VALUES ($1, $2, $3, $4, 'config')
-           ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, budget_nano = EXCLUDED.budget_nano,
-             limits = EXCLUDED.limits, source = 'config', updated_at = now()`,
-          [owner.id, owner.kind, owner.budgetNano === undefined ? null : owner.budgetNano.toString(), limitsColumn(owner.limits)],
+        const [before] = returnedRows<{ budget_period: string | null; budget_timezone: string | null }>(
+          await manager.query(`SELECT budget_period, budget_timezone FROM quota_owner WHERE id = $1 FOR UPDATE`, [owner.id]),
         );
+        await manager.query(
+          `INSERT INTO quota_owner (id, kind, budget_nano, limits, budget_period, budget_timezone, alerts, source)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 'config')
+           ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, budget_nano = EXCLUDED.budget_nano, limits = EXCLUDED.limits,
+             budget_period = EXCLUDED.budget_period, budget_timezone = EXCLUDED.budget_timezone, alerts = EXCLUDED.alerts,
+             source = 'config', updated_at = now()`,
+          [
+            owner.id,
+            owner.kind,
+            owner.budgetNano === undefined ? null : owner.budgetNano.toString(),
+            limitsColumn(owner.limits),
+            owner.terms.period,
+            owner.terms.timezone,
+            alertsColumn(owner.terms.alerts),
+          ],
+        );
+        // A period that starts to count, or counts differently, starts from what the records say.
+        if (before && (before.budget_period !== owner.terms.period || before.budget_timezone !== owner.terms.timezone)) {
+          await recountPeriod(manager, owner.id, new Date());
+        }
       }
       for (const key of keys) {
         await manager.query(
-          `INSERT INTO api_key (id, key_sha256, display_prefix, owner_id, models, enabled, expires_at, limits, source)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'config')
+          `INSERT INTO api_key (id, key_sha256, display_prefix, owner_id, models, enabled, expires_at, limits, budget_nano, source)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'config')
            ON CONFLICT (key_sha256) DO UPDATE SET display_prefix = EXCLUDED.display_prefix,
              owner_id = EXCLUDED.owner_id, models = EXCLUDED.models, enabled = EXCLUDED.enabled,
-             expires_at = EXCLUDED.expires_at, limits = EXCLUDED.limits, source = 'config', updated_at = now()`,
-          [randomUUID(), key.keySha256, key.displayPrefix, key.owner, JSON.stringify(key.models), key.enabled, key.expiresAt ?? null, limitsColumn(key.limits)],
+             expires_at = EXCLUDED.expires_at, limits = EXCLUDED.limits, budget_nano = EXCLUDED.budget_nano, source = 'config', updated_at = now()`,
+          [
+            randomUUID(),
+            key.keySha256,
+            key.displayPrefix,
+            key.owner,
+            JSON.stringify(key.models),
+            key.enabled,
+            key.expiresAt ?? null,
+            limitsColumn(key.limits),
+            key.budgetNano === undefined ? null : key.budgetNano.toString(),
+          ],
         );
       }
     });

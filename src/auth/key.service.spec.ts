@@ -54,6 +54,7 @@ function principalOf(plaintext: string, changes: Partial<Principal>): Principal 
     expiresAt: null,
     keyLimits: null,
     ownerLimits: null,
+    keyBudgetNano: null,
     ...changes,
   };
 }

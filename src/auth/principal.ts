@@ -15,6 +15,8 @@ export interface Principal {
   keyLimits: RateLimits | null;
   /** The owner's rate limits, shared by all its keys; null: none. */
   ownerLimits: RateLimits | null;
+  /** The key's own budget (nano-units), within its owner's, in the owner's period; null: none. */
+  keyBudgetNano: bigint | null;
 }
 
 export function mayUseModel(principal: Principal, modelId: string): boolean {

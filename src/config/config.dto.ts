@@ -196,6 +196,17 @@ export class OwnerConfigDto {
   /** requests_per_minute, tokens_per_minute, concurrent_requests; the loader checks them (rate-limits.ts). */
   @IsOptional()
   limits?: unknown;
+
+  /** day, week or month: the budget starts again each period; the loader checks these three (budgets.ts). */
+  @IsOptional()
+  budget_period?: unknown;
+
+  @IsOptional()
+  budget_timezone?: unknown;
+
+  /** Per cent thresholds of the budget at which an alert fires. */
+  @IsOptional()
+  alerts?: unknown;
 }
 
 export class KeyConfigDto {
@@ -233,6 +244,10 @@ export class KeyConfigDto {
   /** As an owner's limits, for this key alone. */
   @IsOptional()
   limits?: unknown;
+
+  /** The key's own budget in currency units, in its owner's period, within the owner's budget. */
+  @IsOptional()
+  budget?: unknown;
 }
 
 export class GatewayConfigDto {

@@ -89,7 +89,9 @@ describe(loadGatewayConfig.name, () => {
         priceTiers: [],
       },
     ]);
-    expect(config.owners).toEqual([{ id: 'team-a', kind: 'project', budgetNano: 100_000_000_000n, limits: null }]);
+    expect(config.owners).toEqual([
+      { id: 'team-a', kind: 'project', budgetNano: 100_000_000_000n, limits: null, terms: { period: null, timezone: null, alerts: [] } },
+    ]);
     expect(config.keys).toEqual([
       {
         keySha256: createHash('sha256').update('gk-team-a-0001').digest('hex'),
@@ -158,6 +160,19 @@ describe(loadGatewayConfig.name, () => {
     expect(config.keys[0].limits).toEqual({ requests_per_minute: 60, tokens_per_minute: null, concurrent_requests: null });
   });
 
+  it('reads budget periods, time zones, alerts and key budgets', () => {
+    const config = loadGatewayConfig(
+      minimalWith('kind: project', 'kind: project, budget: 100, budget_period: month, budget_timezone: Europe/Berlin, alerts: [100, 50, 80, 50]').replace(
+        'models: ["*"]',
+        'models: ["*"], budget: 12.5',
+      ),
+      {},
+    );
+
+    expect(config.owners[0].terms).toEqual({ period: 'month', timezone: 'Europe/Berlin', alerts: [50, 80, 100] });
+    expect(config.keys[0].budgetNano).toBe(12_500_000_000n);
+  });
+
   it('reports a YAML syntax error with its line', () => {
     expect(problemsOf('upstreams:\n  - id: a\n    id: b\n')).toEqual(['line 3, column 5: Map keys must be unique']);
   });
@@ -214,6 +229,22 @@ describe(loadGatewayConfig.name, () => {
       'models: ["*"], limits: { concurrent_requests: 0 }',
       'keys[0].limits.concurrent_requests: must be a whole number',
     ],
+    ['an unknown budget period', 'kind: project', 'kind: project, budget_period: year', 'owners[0].budget_period: must be one of day, week, month'],
+    [
+      'an unknown time zone',
+      'kind: project',
+      'kind: project, budget_period: day, budget_timezone: Mars/Olympus',
+      'owners[0].budget_timezone: must be an IANA time zone name such as Europe/Berlin or UTC',
+    ],
+    ['a time zone without a period', 'kind: project', 'kind: project, budget_timezone: UTC', 'owners[0].budget_timezone: needs a budget_period'],
+    ['an alert threshold of 0', 'kind: project', 'kind: project, alerts: [50, 0]', 'owners[0].alerts[1]: must be a whole per cent from 1 to 1000'],
+    [
+      'alerts that are not a list',
+      'kind: project',
+      'kind: project, alerts: 80',
+      'owners[0].alerts: must be a list of per cent thresholds, such as [50, 80, 100]',
+    ],
+    ['a negative key budget', 'models: ["*"]', 'models: ["*"], budget: -2', 'keys[0].budget: must not be negative'],
     ['a key naming an unknown owner', 'owner: team-a', 'owner: team-z', 'keys[0].owner: unknown owner "team-z"'],
     ['a key scope naming an unknown model', '["*"]', '[model-a, model-z]', 'keys[0].models[1]: unknown model "model-z"'],
     ['a key without a scope', 'models: ["*"]', 'enabled: true', 'keys[0].models: is required'],

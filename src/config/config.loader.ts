@@ -6,6 +6,7 @@ import { isISO8601, ValidationError, validateSync } from 'class-validator';
 import { parseDocument, YAMLError } from 'yaml';
 import { GatewayConfigDto, KeyConfigDto, ModelConfigDto, OwnerConfigDto, PriceTierConfigDto, UpstreamConfigDto } from './config.dto';
 import { parseRateLimits } from './rate-limits';
+import { parseBudgetTerms } from './budgets';
 import type { GatewayConfig, KeyConfig, ModelConfig, OwnerConfig, PriceTable, PriceTier, UpstreamConfig } from './gateway-config';
 import { INTERFACE_NAMES, InterfaceName, OwnerKind, UpstreamAuthStyle } from './gateway-config';
 import { decimalToNano } from './money';
@@ -121,9 +122,11 @@ function checkConfig(dto: GatewayConfigDto): string[] {
   models.forEach((entry) => checkModel(entry, upstreamIds, problems));
   owners.forEach(({ item, path }) => checkMoney(item.budget, `${path}.budget`, problems));
   owners.forEach(({ item, path }) => parseRateLimits(item.limits, `${path}.limits`, problems));
+  owners.forEach(({ item, path }) => parseBudgetTerms(item, path, problems));
   const keys = entriesOf(dto.keys, 'keys', problems);
   checkKeys(keys, ownerIds, modelIds, problems);
   keys.forEach(({ item, path }) => parseRateLimits(item.limits, `${path}.limits`, problems));
+  keys.forEach(({ item, path }) => checkMoney(item.budget, `${path}.budget`, problems));
   return problems;
 }
 
@@ -379,6 +382,7 @@ function toOwnerConfig(owner: OwnerConfigDto, index: number): OwnerConfig {
     kind: owner.kind as OwnerKind,
     budgetNano: isGiven(budget) ? decimalToNano(budget, `owners[${index}].budget`) : undefined,
     limits: parseRateLimits(owner.limits, `owners[${index}].limits`, []),
+    terms: parseBudgetTerms(owner, `owners[${index}]`, []),
   };
 }
 
@@ -391,6 +395,7 @@ function toKeyConfig(key: KeyConfigDto, index: number): KeyConfig {
     enabled: key.enabled ?? true,
     expiresAt: isGiven(key.expires_at) ? new Date(key.expires_at) : undefined,
     limits: parseRateLimits(key.limits, `keys[${index}].limits`, []),
+    budgetNano: isGiven(key.budget) ? decimalToNano(key.budget as number | string, `keys[${index}].budget`) : undefined,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { RateLimits } from './rate-limits';
+import type { BudgetTerms } from './budgets';
 
 /**
  * The validated, typed configuration tree the rest of the gateway reads.
@@ -79,6 +80,8 @@ export interface OwnerConfig {
   budgetNano?: bigint;
   /** Rate limits shared by the owner's keys; null: none. */
   limits: RateLimits | null;
+  /** Budget period, its time zone and alert thresholds. */
+  terms: BudgetTerms;
 }
 
 export interface KeyConfig {
@@ -93,6 +96,8 @@ export interface KeyConfig {
   expiresAt?: Date;
   /** The key's own rate limits; null: none. */
   limits: RateLimits | null;
+  /** The key's own budget in its owner's period; absent = none. */
+  budgetNano?: bigint;
 }
 
 export interface GatewayConfig {

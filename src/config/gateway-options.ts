@@ -14,6 +14,7 @@ import type { TranslationSettings } from './settings/translation.settings';
 import type { VideoSettings } from './settings/video.settings';
 import type { ConsoleSettings } from './settings/console.settings';
 import type { RateLimitSettings } from './settings/limits.settings';
+import { AlertSettings, alertSettingsFrom } from './settings/alerts.settings';
 import { numberFrom, positiveWholeFrom } from './env-numbers';
 
 /** Everything a gateway process is started with: the config file plus environment settings. */
@@ -36,6 +37,7 @@ export interface GatewayOptions {
   video: VideoSettings;
   console: ConsoleSettings;
   rateLimits: RateLimitSettings;
+  alerts: AlertSettings;
   /** Level of the JSON log (`LOG_LEVEL`): call lines are `info` (`warn` for 5xx). */
   logLevel: LogLevelName;
 }
@@ -173,6 +175,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
     },
     console: { sessionTtlMs: positiveWholeFrom(env, 'CONSOLE_SESSION_HOURS', 12) * 3_600_000 },
     rateLimits: { syncIntervalMs: positiveWholeFrom(env, 'RATE_LIMIT_SYNC_MS', 250) },
+    alerts: alertSettingsFrom(env),
     logLevel: logLevelFrom(env),
   };
 }

@@ -13,6 +13,7 @@ import { Clock } from '../common/clock';
 import { VIDEO_SETTINGS } from './settings/video.settings';
 import { CONSOLE_SETTINGS } from './settings/console.settings';
 import { RATE_LIMIT_SETTINGS } from './settings/limits.settings';
+import { ALERT_SETTINGS } from './settings/alerts.settings';
 
 /** The process's options and the clock, available to every module. */
 @Global()
@@ -33,6 +34,7 @@ export class SettingsModule {
       { provide: VIDEO_SETTINGS, useValue: options.video },
       { provide: CONSOLE_SETTINGS, useValue: options.console },
       { provide: RATE_LIMIT_SETTINGS, useValue: options.rateLimits },
+      { provide: ALERT_SETTINGS, useValue: options.alerts },
       Clock,
     ];
     return { module: SettingsModule, providers, exports: providers.map((provider) => ('provide' in provider ? provider.provide : provider)) };

@@ -11,7 +11,9 @@ import { Catalog1764700000000 } from './migrations/1764700000000-Catalog';
 import { AdminAudit1764800000000 } from './migrations/1764800000000-AdminAudit';
 import { VideoTaskPricing1764900000000 } from './migrations/1764900000000-VideoTaskPricing';
 import { ConsoleSessions1765000000000 } from './migrations/1765000000000-ConsoleSessions';
+import { BudgetPeriods1765300000000 } from './migrations/1765300000000-BudgetPeriods';
 import { RateLimits1765100000000 } from './migrations/1765100000000-RateLimits';
+import { UsageTags1765200000000 } from './migrations/1765200000000-UsageTags';
 import type { DatabaseSettings } from '../config/settings/database.settings';
 import { embeddedDriver, openEmbeddedDatabase } from './embedded-pool';
 
@@ -25,6 +27,8 @@ export const MIGRATIONS = [
   VideoTaskPricing1764900000000,
   ConsoleSessions1765000000000,
   RateLimits1765100000000,
+  UsageTags1765200000000,
+  BudgetPeriods1765300000000,
 ];
 
 export async function dataSourceOptions(settings: DatabaseSettings): Promise<DataSourceOptions> {

@@ -14,14 +14,16 @@ import { Admission, RateLimiter } from '../governance/rate-limiter';
 import { CatalogService } from '../catalog/catalog.service';
 import { ENTRY_METADATA, EntryDeclaration } from './entry.decorator';
 import { isTranslatableEntry, TextProtocol, translationTarget } from '../translation/translation-routes';
+import { endUserOf, endUserOfForm, TAGS_HEADER, tagsOf } from './call-labels';
 
 /**
  * Admits a model call: the body is a JSON object without repeated top-level fields and with a
  * string `model` (or, where the route allows, a valid multipart form with one `model` field, or
  * the model named in the path); the model exists (404), the key may use it (403), the model offers
  * the entry's interface (400), the owner's budget is not used up (402), and no rate limit of the
- * key or its owner is reached (429; an admitted call counts at once). Runs after
- * ApiKeyGuard; the scan is kept on the request so nothing parses the body again.
+ * key or its owner is reached (429; an admitted call counts at once). A bad `X-Gateway-Tags`
+ * is a 400 too. Runs after ApiKeyGuard; the scan is kept on the request so nothing parses the
+ * body again, with the call's tags and end user (call-labels.ts) for its usage record.
  */
 @Injectable()
 export class ModelAccessGuard implements CanActivate {
@@ -39,13 +41,25 @@ export class ModelAccessGuard implements CanActivate {
     const spool = request.body instanceof BodySpool ? request.body : undefined;
     const body = spool ? spool.skeleton.bytes : Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const boundary = declaration.forms ? formBoundary(request.headers['content-type']) : undefined;
-    const read = boundary === undefined ? readJsonBody(body, declaration, request, spool) : readFormBody(body, boundary);
+    const read = boundary === undefined ? readJsonBody(body, declaration, request, spool) : readFormBody(body, boundary, declaration.entry);
+    const tags = tagsOf(request.headers[TAGS_HEADER]);
     const model = this.resolve(read.modelId, request);
     const translateTo = this.upstreamProtocol(model, declaration);
     const principal = request.principal!;
-    const admitted = this.quota.admit(principal.ownerId);
+    const admitted = this.quota.admit(principal);
     const enter = (): true => {
-      request.call = { entry: declaration.entry, translateTo, model, body, spool, fields: read.fields, form: read.form, stream: read.stream };
+      request.call = {
+        entry: declaration.entry,
+        translateTo,
+        model,
+        body,
+        spool,
+        fields: read.fields,
+        form: read.form,
+        stream: read.stream,
+        tags,
+        endUser: read.endUser,
+      };
       return true;
     };
     if (admitted) return admitted.then(() => this.limited(context, principal, declaration.entry, enter));
@@ -100,6 +114,7 @@ interface ReadBody {
   fields: Map<string, TopLevelField>;
   form?: FormPart[];
   stream: boolean;
+  endUser: string | null;
 }
 
 /**
@@ -118,11 +133,11 @@ function readJsonBody(body: Buffer, declaration: EntryDeclaration, request: Fast
   if (modelId === undefined) {
     throw new GatewayError('invalid_request', 'Request body must be a JSON object with a string "model" field.');
   }
-  return { modelId, fields: scan.fields, stream: isTrue(body, scan.fields.get('stream')) };
+  return { modelId, fields: scan.fields, stream: isTrue(body, scan.fields.get('stream')), endUser: endUserOf(declaration.entry, body, scan.fields) };
 }
 
 /** A valid multipart form with exactly one non-empty `model` field. */
-function readFormBody(body: Buffer, boundary: string): ReadBody {
+function readFormBody(body: Buffer, boundary: string, entry: InterfaceName): ReadBody {
   const form = parseForm(body, boundary);
   if (!form.ok) throw new GatewayError('invalid_request', form.message);
   const models = form.parts.filter((part) => part.name === 'model');
@@ -130,7 +145,7 @@ function readFormBody(body: Buffer, boundary: string): ReadBody {
   const modelId = models.length === 1 && models[0].filename === undefined ? partText(body, models[0]) : '';
   if (!modelId) throw new GatewayError('invalid_request', 'The form must have a non-empty "model" field.');
   const stream = form.parts.some((part) => part.name === 'stream' && partText(body, part).trim().toLowerCase() === 'true');
-  return { modelId, fields: new Map(), form: form.parts, stream };
+  return { modelId, fields: new Map(), form: form.parts, stream, endUser: endUserOfForm(entry, body, form.parts) };
 }
 
 /** A scan message about a skeleton, with its byte offsets turned into the body's. */

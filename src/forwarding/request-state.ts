@@ -25,6 +25,10 @@ export interface AdmittedCall {
   /** The parts of a `multipart/form-data` body (format A edits); absent for JSON. */
   form?: FormPart[];
   stream: boolean;
+  /** The `X-Gateway-Tags` of the call (call-labels.ts); absent or null: none. */
+  tags?: readonly string[] | null;
+  /** The end user the body names (`user`, `metadata.user_id`); absent or null: none. */
+  endUser?: string | null;
 }
 
 /** What the call's log line and metrics take from its usage record (or, when the record is deferred, its outcome). */

@@ -5,7 +5,7 @@ import { AuthModule } from '../auth/auth.module';
 import type { Principal } from '../auth/principal';
 import { GatewayError } from '../common/gateway-error';
 import { nanoToNumber } from '../config/money';
-import { QuotaService } from '../metering/quota.service';
+import { Balance, QuotaService } from '../metering/quota.service';
 import { MeteringModule } from '../metering/metering.module';
 import { GovernanceModule } from './governance.module';
 import { LimitStanding, RateLimiter } from './rate-limiter';
@@ -16,8 +16,9 @@ function standingView(standing: LimitStanding | null) {
 
 /**
  * `GET /v1/key`: what the presented key may still spend and call, for the key's own holder
- * (docs/api.md "Your key"): its owner's budget and spend, the key's and the owner's rate limits
- * and what is left of them now. Nothing about any other key or owner. Any entry's way of
+ * (docs/api.md "Your key"): the owner's budget and the key's own, each with its spend in the
+ * current period and when that period ends, the key's and the owner's rate limits and what is
+ * left of them now. Nothing about any other key or owner. Any entry's way of
  * presenting a key works (ApiKeyGuard).
  */
 @Controller('v1/key')
@@ -31,13 +32,12 @@ export class KeyStandingController {
   @Get()
   async show(@Req() request: FastifyRequest) {
     const principal: Principal = request.principal!;
-    const balance = await this.quota.read(principal.ownerId).catch(() => {
+    const [owner, key] = await Promise.all([this.quota.read(principal.ownerId), this.quota.readKey(principal.keyId)]).catch(() => {
       throw new GatewayError('service_unavailable', 'The gateway cannot read balances right now; retry shortly.', 1);
     });
-    if (!balance) throw new GatewayError('invalid_api_key', 'The API key is not valid.');
-    // Calls this replica metered and has not written yet count as spent, as they do at admission.
-    const spent = balance.spentNano + this.quota.pending(principal.ownerId);
+    if (!owner || !key) throw new GatewayError('invalid_api_key', 'The API key is not valid.');
     const standing = await this.limiter.standing(principal);
+    // Calls this replica metered and has not written yet count as spent, as they do at admission.
     return {
       object: 'gateway.key',
       key: {
@@ -45,19 +45,31 @@ export class KeyStandingController {
         prefix: principal.displayPrefix,
         models: principal.models === null ? ['*'] : [...principal.models],
         expires_at: principal.expiresAt?.toISOString() ?? null,
+        ...budgetView(key, this.quota.pendingOfKey(principal.keyId)),
         ...standingView(standing.key),
       },
       owner: {
         id: principal.ownerId,
         kind: principal.ownerKind,
-        budget: balance.budgetNano === null ? null : nanoToNumber(balance.budgetNano),
-        spent: nanoToNumber(spent),
-        reserved: nanoToNumber(balance.reservedNano),
-        remaining: balance.budgetNano === null ? null : nanoToNumber(maxZero(balance.budgetNano - spent - balance.reservedNano)),
+        ...budgetView(owner, this.quota.pending(principal.ownerId)),
         ...standingView(standing.owner),
       },
     };
   }
+}
+
+/** A budget's figures in its current period (for good without one), and when they start again. */
+function budgetView(balance: Balance, pendingNano: bigint) {
+  const spent = balance.spentNano + pendingNano;
+  return {
+    budget: balance.budgetNano === null ? null : nanoToNumber(balance.budgetNano),
+    budget_period: balance.period,
+    period_start: balance.periodStart === null ? null : new Date(balance.periodStart).toISOString(),
+    resets_at: balance.resetsAt === null ? null : new Date(balance.resetsAt).toISOString(),
+    spent: nanoToNumber(spent),
+    reserved: nanoToNumber(balance.reservedNano),
+    remaining: balance.budgetNano === null ? null : nanoToNumber(maxZero(balance.budgetNano - spent - balance.reservedNano)),
+  };
 }
 
 function maxZero(value: bigint): bigint {

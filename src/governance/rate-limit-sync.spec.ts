@@ -18,6 +18,7 @@ const CALLER: Principal = {
   expiresAt: null,
   keyLimits: { requests_per_minute: 10, tokens_per_minute: null, concurrent_requests: null },
   ownerLimits: null,
+  keyBudgetNano: null,
 };
 
 class FixedClock extends Clock {

@@ -27,6 +27,7 @@ function principal(keyLimits: Partial<RateLimits> | null, ownerLimits: Partial<R
     expiresAt: null,
     keyLimits: keyLimits && { ...NO_LIMITS, ...keyLimits },
     ownerLimits: ownerLimits && { ...NO_LIMITS, ...ownerLimits },
+    keyBudgetNano: null,
   };
 }
 

@@ -50,5 +50,7 @@ export function usageDraftOf(request: FastifyRequest, interfaceName: string, out
     startedAt: new Date(Date.now() - (performance.now() - request.startedAt)),
     durationMs: Math.round(endedAt - request.startedAt),
     upstreamHeadersMs: outcome.upstreamHeadersMs === null ? null : Math.round(outcome.upstreamHeadersMs),
+    tags: call.tags ?? null,
+    endUser: call.endUser ?? null,
   };
 }

@@ -3,7 +3,9 @@ import { Clock } from '../common/clock';
 import { GatewayError, statusOf } from '../common/gateway-error';
 import { NANO_PER_UNIT } from '../config/money';
 import { openDataSource } from '../database/data-source';
-import { OwnerBalance, QuotaService } from './quota.service';
+import { Balance, QuotaService } from './quota.service';
+import type { Principal } from '../auth/principal';
+import { testPrincipal } from '../../test/support/principal';
 import { QuotaSettings } from '../config/settings/metering.settings';
 
 const SETTINGS: QuotaSettings = { balanceTtlMs: 1_000 };
@@ -22,9 +24,14 @@ class FakeClock extends Clock {
 
 const units = (amount: number): bigint => BigInt(amount) * NANO_PER_UNIT;
 
+/** A caller of the owner's, with the key's own budget if given. */
+function caller(ownerId: string, keyBudgetNano: bigint | null = null, keyId = `key-of-${ownerId}`): Principal {
+  return testPrincipal({ ownerId, keyBudgetNano, keyId });
+}
+
 /** `admit` as a promise: it answers a cached balance synchronously (nothing, or a throw). */
 async function admit(quota: QuotaService, ownerId: string): Promise<void> {
-  return quota.admit(ownerId);
+  return quota.admit(caller(ownerId));
 }
 
 interface OwnerRow {
@@ -58,10 +65,17 @@ describe(QuotaService.name, () => {
     return id;
   }
 
-  async function setSpent(id: string, spent: bigint): Promise<OwnerBalance> {
+  async function setSpent(id: string, spent: bigint): Promise<Balance> {
     await dataSource.query('UPDATE quota_owner SET spent_nano = $2 WHERE id = $1', [id, spent.toString()]);
     const [row] = await dataSource.query('SELECT budget_nano, spent_nano, reserved_nano FROM quota_owner WHERE id = $1', [id]);
-    return { budgetNano: BigInt(row.budget_nano), spentNano: BigInt(row.spent_nano), reservedNano: BigInt(row.reserved_nano) };
+    return {
+      budgetNano: BigInt(row.budget_nano),
+      spentNano: BigInt(row.spent_nano),
+      reservedNano: BigInt(row.reserved_nano),
+      period: null,
+      periodStart: null,
+      resetsAt: null,
+    };
   }
 
   function service(source: DataSource = dataSource) {
@@ -115,7 +129,7 @@ describe(QuotaService.name, () => {
     it('always admits an owner without a budget (unlimited)', async () => {
       const id = await owner({ budget: null, spent: units(1_000_000_000), reserved: units(5) });
       const { quota } = service();
-      quota.addUnwritten(id, units(1_000));
+      quota.addUnwritten(id, `key-of-${id}`, units(1_000));
 
       await expect(admit(quota, id)).resolves.toBeUndefined();
     });
@@ -125,12 +139,12 @@ describe(QuotaService.name, () => {
     it('answers from a cached balance synchronously, refusals included', async () => {
       const id = await owner({ budget: units(10) });
       const { quota } = service();
-      expect(quota.admit(id)).toBeInstanceOf(Promise);
+      expect(quota.admit(caller(id))).toBeInstanceOf(Promise);
       await admit(quota, id);
 
-      expect(quota.admit(id)).toBeUndefined();
-      quota.addUnwritten(id, units(10));
-      expect(() => quota.admit(id)).toThrow('used up');
+      expect(quota.admit(caller(id))).toBeUndefined();
+      quota.addUnwritten(id, `key-of-${id}`, units(10));
+      expect(() => quota.admit(caller(id))).toThrow('used up');
     });
 
     it('counts metered spend at once, before the writer has stored it', async () => {
@@ -138,7 +152,7 @@ describe(QuotaService.name, () => {
       const { quota } = service();
       await admit(quota, id);
 
-      quota.addUnwritten(id, units(10));
+      quota.addUnwritten(id, `key-of-${id}`, units(10));
 
       expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
     });
@@ -146,11 +160,11 @@ describe(QuotaService.name, () => {
     it('adds up several unwritten amounts', async () => {
       const id = await owner({ budget: units(10) });
       const { quota } = service();
-      quota.addUnwritten(id, units(4));
-      quota.addUnwritten(id, units(5));
+      quota.addUnwritten(id, `key-of-${id}`, units(4));
+      quota.addUnwritten(id, `key-of-${id}`, units(5));
       await expect(admit(quota, id)).resolves.toBeUndefined();
 
-      quota.addUnwritten(id, units(1));
+      quota.addUnwritten(id, `key-of-${id}`, units(1));
 
       expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
     });
@@ -158,7 +172,7 @@ describe(QuotaService.name, () => {
     it('stops counting the amount once written, so it is not counted twice', async () => {
       const id = await owner({ budget: units(10) });
       const { quota } = service();
-      quota.addUnwritten(id, units(6));
+      quota.addUnwritten(id, `key-of-${id}`, units(6));
 
       const stored = await setSpent(id, units(6));
       quota.written(id, units(6), stored);
@@ -169,8 +183,8 @@ describe(QuotaService.name, () => {
     it('keeps counting what is still unwritten after a part was written', async () => {
       const id = await owner({ budget: units(10) });
       const { quota } = service();
-      quota.addUnwritten(id, units(6));
-      quota.addUnwritten(id, units(4));
+      quota.addUnwritten(id, `key-of-${id}`, units(6));
+      quota.addUnwritten(id, `key-of-${id}`, units(4));
 
       const stored = await setSpent(id, units(6));
       quota.written(id, units(6), stored);
@@ -182,13 +196,69 @@ describe(QuotaService.name, () => {
       const id = await owner({ budget: units(10) });
       const { quota } = service();
       await admit(quota, id);
-      quota.addUnwritten(id, units(10));
+      quota.addUnwritten(id, `key-of-${id}`, units(10));
 
       // The write left the owner at 10 in the database; the cached balance must say so at once.
       const stored = await setSpent(id, units(10));
       quota.written(id, units(10), stored);
 
       expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
+    });
+  });
+
+  describe('budget periods and key budgets', () => {
+    /** An owner with a monthly budget of 10 and `spent` in the month of the fake clock (March 2026). */
+    async function monthlyOwner(spent: bigint): Promise<string> {
+      const id = await owner({ budget: units(10), spent: units(1_000) });
+      await dataSource.query(`UPDATE quota_owner SET budget_period = 'month' WHERE id = $1`, [id]);
+      await dataSource.query(`INSERT INTO budget_spend (owner_id, key_id, period_start, spent_nano) VALUES ($1, '', '2026-03-01T00:00:00Z', $2)`, [
+        id,
+        spent.toString(),
+      ]);
+      return id;
+    }
+
+    it("judges an owner with a period by the period's spend, not the lifetime's", async () => {
+      const under = await monthlyOwner(units(9));
+      const used = await monthlyOwner(units(10));
+
+      await expect(admit(service().quota, under)).resolves.toBeUndefined();
+      const error = await refusal(admit(service().quota, used));
+      expect(error.message).toBe("The budget of this key's quota owner is used up for this month; it resets at 2026-04-01T00:00:00.000Z.");
+    });
+
+    it('reads the balance again when its period ends, however fresh it is', async () => {
+      const id = await monthlyOwner(units(10));
+      const { quota, clock } = service();
+      await refusal(admit(quota, id));
+
+      clock.advance(Date.parse('2026-04-01T00:00:00Z') - clock.now() - 1);
+      expect((await refusal(admit(quota, id))).code).toBe('insufficient_quota');
+      clock.advance(1);
+
+      await expect(admit(quota, id)).resolves.toBeUndefined();
+      expect((await quota.read(id))?.periodStart).toBe(Date.parse('2026-04-01T00:00:00Z'));
+    });
+
+    it("refuses a key whose own budget its spend reached, the owner's budget aside, and only a key with a budget", async () => {
+      const id = await owner({ budget: null });
+      const keyId = '6f1c2a9e-4b7d-4e2a-9c61-0d5e8f7a6b21';
+      await dataSource.query(`INSERT INTO api_key (id, key_sha256, display_prefix, owner_id, models, enabled) VALUES ($1, $2, 'gk-test', $3, '["*"]', true)`, [
+        keyId,
+        'e'.repeat(64),
+        id,
+      ]);
+      await dataSource.query(`INSERT INTO budget_spend (owner_id, key_id, period_start, spent_nano) VALUES ($1, $2, '-infinity', $3)`, [
+        id,
+        keyId,
+        units(5).toString(),
+      ]);
+      const { quota } = service();
+
+      await expect(quota.admit(caller(id, units(6), keyId))).resolves.toBeUndefined();
+      quota.addUnwritten(id, keyId, units(1));
+      expect((await refusal(Promise.resolve().then(() => quota.admit(caller(id, units(6), keyId))))).message).toBe('The budget of this key is used up.');
+      expect(quota.admit(caller(id, null, keyId))).toBeUndefined();
     });
   });
 

@@ -18,4 +18,8 @@ export interface UsageDraft {
   startedAt: Date;
   durationMs: number;
   upstreamHeadersMs: number | null;
+  /** The call's `X-Gateway-Tags`, each once, in the header's order; null when it had none. */
+  tags: readonly string[] | null;
+  /** The end user the request body named (`user`, `metadata.user_id`), at most 256 characters. */
+  endUser: string | null;
 }

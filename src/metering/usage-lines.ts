@@ -25,6 +25,8 @@ export const USAGE_COLUMNS = [
   'started_at',
   'duration_ms',
   'upstream_headers_ms',
+  'tags',
+  'end_user',
 ] as const;
 
 const COPY_SPECIAL = /[\\\t\n\r]/;
@@ -37,11 +39,37 @@ function text(value: string | null): string {
   return COPY_SPECIAL.test(value) ? value.replace(COPY_SPECIALS, (character) => COPY_ESCAPES[character]) : value;
 }
 
+const ARRAY_SPECIAL = /["\\]/;
+const ARRAY_SPECIALS = /["\\]/g;
+const ARRAY_ELEMENT = /"((?:[^"\\]|\\.)*)"/g;
+const ARRAY_ESCAPED = /\\(.)/g;
+
+/**
+ * A text[] as COPY reads it: NULL for none (an empty list too), else an array literal with every
+ * element quoted (unquoted, a tag spelled NULL would be a NULL element) and `"` and `\` escaped
+ * inside the quotes; the literal is then escaped for COPY like any text.
+ */
+function textArray(values: readonly string[] | null): string {
+  if (values === null || values.length === 0) return NULL;
+  let literal = '{';
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index];
+    literal += `${index === 0 ? '"' : ',"'}${ARRAY_SPECIAL.test(value) ? value.replace(ARRAY_SPECIALS, '\\$&') : value}"`;
+  }
+  return text(`${literal}}`);
+}
+
+/** The elements of an array literal textArray wrote. */
+function arrayOf(literal: string | null): string[] | null {
+  if (literal === null) return null;
+  return Array.from(literal.matchAll(ARRAY_ELEMENT), (match) => match[1].replace(ARRAY_ESCAPED, '$1'));
+}
+
 /** The record's line, newline included. Written out as one template: one string, one pass. */
 export function usageLine(draft: UsageDraft): string {
   const usage = draft.usage ? text(JSON.stringify(draft.usage)) : NULL;
   const headersMs = draft.upstreamHeadersMs === null ? NULL : draft.upstreamHeadersMs;
-  return `${text(draft.requestId)}\t${text(draft.clientRequestId)}\t${text(draft.keyId)}\t${text(draft.ownerId)}\t${text(draft.model)}\t${text(draft.interface)}\t${text(draft.line)}\t${text(draft.translatedTo)}\t${draft.status}\t${text(draft.errorCode)}\t${draft.stream ? 't' : 'f'}\t${usage}\t${draft.costNano}\t${timestampText(draft.startedAt)}\t${draft.durationMs}\t${headersMs}\n`;
+  return `${text(draft.requestId)}\t${text(draft.clientRequestId)}\t${text(draft.keyId)}\t${text(draft.ownerId)}\t${text(draft.model)}\t${text(draft.interface)}\t${text(draft.line)}\t${text(draft.translatedTo)}\t${draft.status}\t${text(draft.errorCode)}\t${draft.stream ? 't' : 'f'}\t${usage}\t${draft.costNano}\t${timestampText(draft.startedAt)}\t${draft.durationMs}\t${headersMs}\t${textArray(draft.tags)}\t${text(draft.endUser)}\n`;
 }
 
 const ESCAPED = /\\(.)/g;
@@ -74,6 +102,8 @@ export function draftOfLine(line: string): UsageDraft {
     startedAt,
     durationMs,
     headersMs,
+    tags,
+    endUser,
   ] = fields;
   return {
     requestId: requestId!,
@@ -92,15 +122,30 @@ export function draftOfLine(line: string): UsageDraft {
     startedAt: new Date(startedAt!),
     durationMs: Number(durationMs),
     upstreamHeadersMs: headersMs === null ? null : Number(headersMs),
+    tags: arrayOf(tags),
+    endUser,
   };
 }
 
 /** Where a page's buffer starts (~500 lines of ~250 bytes); it doubles as lines come. */
 const PAGE_BYTES = 128 * 1024;
 
+/** Budget periods start at whole quarter hours in every time zone: a quarter's calls share their period. */
+export const SPEND_SLOT_MS = 15 * 60_000;
+
+/** What a page's calls of one key that started in one quarter hour cost. */
+export interface SlotSpend {
+  ownerId: string;
+  keyId: string;
+  /** The quarter hour's start (ms since the epoch). */
+  slot: number;
+  costNano: bigint;
+}
+
 /**
- * Up to a batch of lines in one byte buffer, with where each ends, and the cost per owner
- * summed as the lines come (what the batch adds to each owner's spend when all of it is new).
+ * Up to a batch of lines in one byte buffer, with where each ends, and the cost summed as the
+ * lines come (what the batch adds to spend when all of it is new): per owner, and per key and
+ * quarter hour of the calls' start, from which each cost finds its budget period.
  */
 export class UsagePage {
   private bytes: Buffer;
@@ -109,6 +154,8 @@ export class UsagePage {
   /** Lines before it were written one by one (a batch the database refused a record of). */
   private first = 0;
   readonly costs = new Map<string, bigint>();
+  /** Per key and quarter hour: `<key id> <slot>` → its spend. */
+  readonly slots = new Map<string, SlotSpend>();
   /** Taken for a write: lines that come later go to the next page. */
   sealed = false;
 
@@ -119,7 +166,7 @@ export class UsagePage {
   /** A page of the one line (the record it holds given), for a record written by itself. */
   static of(line: string, draft: UsageDraft): UsagePage {
     const page = new UsagePage(Buffer.allocUnsafe(line.length * 3));
-    page.add(line, draft.ownerId, draft.costNano);
+    page.add(line, draft);
     return page;
   }
 
@@ -127,13 +174,23 @@ export class UsagePage {
     return this.ends.length - this.first;
   }
 
-  add(line: string, ownerId: string, costNano: bigint): void {
+  add(line: string, draft: UsageDraft): void {
     // At most three bytes per UTF-16 unit: room checked without measuring the line first.
     const room = line.length * 3;
     if (this.size + room > this.bytes.length) this.grow(this.size + room);
     this.size += this.bytes.write(line, this.size);
     this.ends.push(this.size);
-    this.costs.set(ownerId, (this.costs.get(ownerId) ?? 0n) + costNano);
+    this.charge(draft, draft.costNano);
+  }
+
+  private charge(draft: UsageDraft, costNano: bigint): void {
+    if (costNano === 0n) return;
+    this.costs.set(draft.ownerId, (this.costs.get(draft.ownerId) ?? 0n) + costNano);
+    const slot = draft.startedAt.getTime() - (draft.startedAt.getTime() % SPEND_SLOT_MS);
+    const name = `${draft.keyId} ${slot}`;
+    const spend = this.slots.get(name);
+    if (spend) spend.costNano += costNano;
+    else this.slots.set(name, { ownerId: draft.ownerId, keyId: draft.keyId, slot, costNano });
   }
 
   /** Every line, as the bytes COPY reads. */
@@ -150,7 +207,7 @@ export class UsagePage {
   /** Takes the first line off the page (written by itself, or set aside). */
   dropFirst(): void {
     const draft = draftOfLine(this.line(0));
-    this.costs.set(draft.ownerId, (this.costs.get(draft.ownerId) ?? 0n) - draft.costNano);
+    this.charge(draft, -draft.costNano);
     this.first += 1;
   }
 
@@ -215,7 +272,7 @@ export class UsageQueue {
       page = new UsagePage(this.spare.pop());
       this.pages.push(page);
     }
-    page.add(usageLine(draft), draft.ownerId, draft.costNano);
+    page.add(usageLine(draft), draft);
     this.queued += 1;
   }
 

@@ -66,4 +66,12 @@ export class UsageRecord {
   /** Time from sending upstream to the upstream's response headers. */
   @Column({ name: 'upstream_headers_ms', type: 'integer', nullable: true })
   upstreamHeadersMs!: number | null;
+
+  /** The call's `X-Gateway-Tags`; null when it had none (indexed by GIN where present, migration UsageTags). */
+  @Column({ type: 'text', array: true, nullable: true })
+  tags!: string[] | null;
+
+  /** The end user the request body named (`user`, `metadata.user_id`). */
+  @Column({ name: 'end_user', type: 'text', nullable: true })
+  endUser!: string | null;
 }

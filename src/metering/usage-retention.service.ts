@@ -10,8 +10,9 @@ const DAY_MS = 86_400_000;
 const PAUSE_MS = 20;
 
 /**
- * Deletes usage records older than the retention period, in small batches; the daily totals
- * (`usage_daily`, kept by the database at insert time) stay. Replicas may run rounds at once:
+ * Deletes usage records older than the retention period, in small batches, and the budget
+ * periods and delivered alerts that ended before it; the daily totals (`usage_daily`, kept by
+ * the database at insert time) stay. Replicas may run rounds at once:
  * each batch takes only rows no other replica has locked (`SKIP LOCKED`).
  */
 @Injectable()
@@ -65,10 +66,22 @@ export class UsageRetention implements OnApplicationBootstrap, BeforeApplication
         if (deleted < this.settings.batchSize || this.stopped) break;
         await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
       }
+      await this.deletePastPeriods(cutoff);
     } catch (error) {
       this.logger.warn(`usage retention stopped after ${total} records: ${String(error)}; the next round goes on`);
     }
     if (total > 0) this.logger.log(`deleted ${total} usage records started before ${cutoff.toISOString()}`);
     return total;
+  }
+
+  /**
+   * Budget periods that ended before the cutoff (a period is at most 31 days long, so one that
+   * started 32 days before it has ended) and the alerts of such periods, delivered: their records
+   * are gone too. An alert of a period still running stays, or it would fire again.
+   */
+  private async deletePastPeriods(cutoff: Date): Promise<void> {
+    const ended = new Date(cutoff.getTime() - 32 * DAY_MS);
+    await this.dataSource.query(`DELETE FROM budget_spend WHERE period_start > '-infinity' AND period_start < $1`, [ended]);
+    await this.dataSource.query(`DELETE FROM budget_alert WHERE delivered_at IS NOT NULL AND period_end < $1`, [cutoff]);
   }
 }

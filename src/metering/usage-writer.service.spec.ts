@@ -1,3 +1,5 @@
+import type { AlertDelivery } from '../governance/alert-delivery';
+import { testPrincipal } from '../../test/support/principal';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Logger } from '@nestjs/common';
@@ -62,9 +64,12 @@ class FlakyDataSource {
   }
 }
 
+/** The owners here carry no alerts: nothing is sent. */
+const NO_ALERTS = { nudge: () => undefined } as unknown as AlertDelivery;
+
 /** QuotaService.admit as a promise (it answers a cached balance synchronously). */
 async function admitted(quota: QuotaService, ownerId: string): Promise<void> {
-  return quota.admit(ownerId);
+  return quota.admit(testPrincipal({ ownerId, keyId: randomUUID() }));
 }
 
 async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
@@ -115,7 +120,7 @@ describe(UsageWriter.name, () => {
 
   function writer(settings: UsageWriterSettings = QUIET, source: DataSource = dataSource) {
     const quota = new QuotaService(source, new Clock(), { balanceTtlMs: 60_000 });
-    const usage = new UsageWriter(source, quota, new RateLimiter(new Clock()), settings);
+    const usage = new UsageWriter(source, quota, new RateLimiter(new Clock()), new Clock(), NO_ALERTS, settings);
     writers.push(usage);
     return { usage, quota };
   }

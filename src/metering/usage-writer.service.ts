@@ -1,6 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { BalanceRow, balanceOf, OwnerBalance, QuotaService } from './quota.service';
+import { QuotaService } from './quota.service';
+import { addSpend, fireAlerts, keyBalanceOf, OwnerStandingRow, PeriodRow, standingOf } from './budget-ledger';
+import { AlertDelivery } from '../governance/alert-delivery';
+import { Clock } from '../common/clock';
 import { RateLimiter } from '../governance/rate-limiter';
 import type { UsageDraft } from './usage-draft';
 import type { PoolClient } from 'pg';
@@ -8,18 +11,20 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { returnedRows } from '../database/returned-rows';
 import { CopyRows } from '../database/embedded-pool';
 import { isEmbedded } from '../database/data-source';
-import { draftOfLine, USAGE_COLUMNS, UsagePage, UsageQueue } from './usage-lines';
+import { draftOfLine, SlotSpend, SPEND_SLOT_MS, USAGE_COLUMNS, UsagePage, UsageQueue } from './usage-lines';
 import { USAGE_WRITER_SETTINGS, UsageWriterSettings } from '../config/settings/metering.settings';
 
 const COLUMN_LIST = USAGE_COLUMNS.join(', ');
 /** A page's lines where the batch may hold an id already stored: a table of the transaction's own first. */
 const INCOMING = 'usage_incoming';
 const INCOMING_SQL = `CREATE TEMP TABLE ${INCOMING} ON COMMIT DROP AS SELECT ${COLUMN_LIST} FROM usage_record WITH NO DATA`;
-/** Then what is new of them, stored; each owner's part of it summed for the owner's spend. */
+/** Then what is new of them, stored; summed per key and quarter hour of the calls' start for the spend. */
 const INSERT_NEW_SQL = `WITH inserted AS (
     INSERT INTO usage_record (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${INCOMING}
-    ON CONFLICT (request_id) DO NOTHING RETURNING owner_id, cost_nano
-  ) SELECT owner_id, sum(cost_nano)::text AS cost FROM inserted GROUP BY owner_id`;
+    ON CONFLICT (request_id) DO NOTHING RETURNING owner_id, key_id, started_at, cost_nano
+  ) SELECT owner_id, key_id::text AS key_id, (floor(extract(epoch FROM started_at) * 1000 / ${SPEND_SLOT_MS}) * ${SPEND_SLOT_MS})::text AS slot,
+      sum(cost_nano)::text AS cost
+    FROM inserted GROUP BY 1, 2, 3`;
 
 function sqlState(error: unknown): string | undefined {
   const failure = error as { code?: unknown; driverError?: { code?: unknown } } | null;
@@ -35,6 +40,14 @@ function isDataError(error: unknown): boolean {
 
 function isUniqueViolation(error: unknown): boolean {
   return sqlState(error) === '23505';
+}
+
+/** What a batch's spend statements returned. */
+interface Written {
+  owners: OwnerStandingRow[];
+  periods: PeriodRow[];
+  /** Some owner's alert threshold fired. */
+  alerted: boolean;
 }
 
 function draftForLog(draft: UsageDraft): Record<string, unknown> {
@@ -62,6 +75,8 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
     private readonly dataSource: DataSource,
     private readonly quota: QuotaService,
     private readonly limiter: RateLimiter,
+    private readonly clock: Clock,
+    private readonly alerts: AlertDelivery,
     @Inject(USAGE_WRITER_SETTINGS) private readonly settings: UsageWriterSettings,
   ) {
     this.embedded = isEmbedded(dataSource);
@@ -70,7 +85,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
 
   enqueue(draft: UsageDraft): void {
     this.queue.add(draft);
-    this.quota.addUnwritten(draft.ownerId, draft.costNano);
+    this.quota.addUnwritten(draft.ownerId, draft.keyId, draft.costNano);
     if (draft.usage) this.limiter.addTokens(draft.keyId, draft.ownerId, (draft.usage.input_tokens ?? 0) + (draft.usage.output_tokens ?? 0));
     // A full batch goes at once, unless writes are failing: then the back-off timer decides, or
     // every new record would retry at once against a database that is away.
@@ -185,6 +200,7 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
       if (single === 'bad_record') {
         this.logger.error(`usage record ${draft.requestId} refused by the database and set aside: ${JSON.stringify(draftForLog(draft))}`);
         this.quota.written(draft.ownerId, draft.costNano, undefined);
+        this.quota.writtenOfKey(draft.keyId, draft.costNano, undefined);
       }
       this.queue.dropFirstLine();
     }
@@ -193,14 +209,14 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   /** Stores a page of records and hands their cost over from unwritten to spent when that worked. */
   private async tryStore(page: UsagePage): Promise<'stored' | 'retry' | 'bad_record'> {
     try {
-      let balances: Map<string, OwnerBalance>;
+      let written: Written;
       try {
-        balances = await this.dataSource.transaction((manager) => this.store(manager, page, this.failures > 0));
+        written = await this.dataSource.transaction((manager) => this.store(manager, page, this.failures > 0));
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
-        balances = await this.dataSource.transaction((manager) => this.store(manager, page, true));
+        written = await this.dataSource.transaction((manager) => this.store(manager, page, true));
       }
-      for (const [ownerId, cost] of page.costs) this.quota.written(ownerId, cost, balances.get(ownerId));
+      this.handOver(page, written);
       this.failures = 0;
       return 'stored';
     } catch (error) {
@@ -215,34 +231,45 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   }
 
   /**
-   * Copies the page's lines into usage_record and adds their cost to the owners' spend, in the
-   * caller's transaction. When its outcome may already be stored (a retry) or a request id
-   * collides, the lines go to a table of the transaction's own first and only the new ones on.
+   * Copies the page's lines into usage_record and adds their cost to the owners' and keys'
+   * spend, in the caller's transaction. When its outcome may already be stored (a retry) or a
+   * request id collides, the lines go to a table of the transaction's own first and only the
+   * new ones on.
    */
-  private async store(manager: EntityManager, page: UsagePage, skipStored: boolean): Promise<Map<string, OwnerBalance>> {
-    let spend: Map<string, bigint> = page.costs;
+  private async store(manager: EntityManager, page: UsagePage, skipStored: boolean): Promise<Written> {
+    let slots: Iterable<SlotSpend> = page.slots.values();
     if (skipStored) {
       await manager.query(INCOMING_SQL);
       await this.copy(manager, INCOMING, page.content());
-      const inserted = returnedRows<{ owner_id: string; cost: string }>(await manager.query(INSERT_NEW_SQL));
+      const inserted = returnedRows<{ owner_id: string; key_id: string; slot: string; cost: string }>(await manager.query(INSERT_NEW_SQL));
       // A request id that occurs twice in one batch is stored, and billed, once.
-      spend = new Map(inserted.map((row) => [row.owner_id, BigInt(row.cost)]));
+      slots = inserted.map((row) => ({ ownerId: row.owner_id, keyId: row.key_id, slot: Number(row.slot), costNano: BigInt(row.cost) }));
     } else {
       await this.copy(manager, 'usage_record', page.content());
     }
-    const balances = new Map<string, OwnerBalance>();
-    for (const [ownerId, cost] of spend) {
-      if (cost === 0n) continue;
-      const [row] = returnedRows<BalanceRow>(
-        await manager.query(
-          `UPDATE quota_owner SET spent_nano = spent_nano + $2, updated_at = now() WHERE id = $1
-           RETURNING budget_nano, spent_nano, reserved_nano`,
-          [ownerId, cost.toString()],
-        ),
-      );
-      if (row) balances.set(ownerId, balanceOf(row));
+    const now = new Date(this.clock.now());
+    const { owners, periods } = await addSpend(manager, [...slots], now);
+    return { owners, periods, alerted: await fireAlerts(manager, owners, periods, now) };
+  }
+
+  /** The page's cost moves from unwritten to written, each balance as the write left it. */
+  private handOver(page: UsagePage, written: Written): void {
+    if (written.alerted) this.alerts.nudge();
+    const owners = new Map(written.owners.map((row) => [row.id, row]));
+    for (const [ownerId, cost] of page.costs) {
+      const row = owners.get(ownerId);
+      this.quota.written(ownerId, cost, row && standingOf(row, written.periods).balance);
     }
-    return balances;
+    const perKey = new Map<string, { ownerId: string; costNano: bigint }>();
+    for (const spend of page.slots.values()) {
+      const key = perKey.get(spend.keyId);
+      if (key) key.costNano += spend.costNano;
+      else perKey.set(spend.keyId, { ownerId: spend.ownerId, costNano: spend.costNano });
+    }
+    for (const [keyId, { ownerId, costNano }] of perKey) {
+      const row = owners.get(ownerId);
+      this.quota.writtenOfKey(keyId, costNano, row && keyBalanceOf(keyId, row, null, written.periods));
+    }
   }
 
   /**

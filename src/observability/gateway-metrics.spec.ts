@@ -5,6 +5,7 @@ import type { CallFacts } from './call-facts';
 import { GatewayMetrics } from './gateway-metrics';
 import { Clock } from '../common/clock';
 import { RateLimiter } from '../governance/rate-limiter';
+import type { AlertDelivery } from '../governance/alert-delivery';
 
 const FACTS: CallFacts = {
   requestId: 'request-1',
@@ -28,10 +29,14 @@ const FACTS: CallFacts = {
   costNano: 1_500_000_000n,
 };
 
-function metricsWith(query: () => Promise<unknown>, limiter = new RateLimiter(new Clock())): GatewayMetrics {
+function metricsWith(
+  query: () => Promise<unknown>,
+  limiter = new RateLimiter(new Clock()),
+  alerts = { outcomes: { delivered: 0, failed: 0 } } as AlertDelivery,
+): GatewayMetrics {
   const lines = { all: () => [], isCooling: () => false } as unknown as LineRegistry;
   const writer = { depth: 0, failedWrites: 0 } as unknown as UsageWriter;
-  return new GatewayMetrics(lines, writer, { query } as unknown as DataSource, limiter);
+  return new GatewayMetrics(lines, writer, { query } as unknown as DataSource, limiter, alerts);
 }
 
 /** The sample lines of a metric, e.g. `gateway_cost_total{model="chat-model"} 1.5`. */
@@ -122,11 +127,24 @@ describe(GatewayMetrics.name, () => {
       expiresAt: null,
       keyLimits: { requests_per_minute: 1, tokens_per_minute: null, concurrent_requests: null },
       ownerLimits: null,
+      keyBudgetNano: null,
     };
     expect(limiter.admit(principal, 'messages')).toEqual(expect.any(Function));
     for (let refused = 0; refused < 2; refused++) expect(() => limiter.admit(principal, 'messages')).toThrow('limit of 1 requests per minute');
 
     expect(await samples(metrics, 'gateway_rate_limited_total')).toEqual(['gateway_rate_limited_total{entry="messages",limit="requests_per_minute"} 2']);
+  });
+
+  it('counts budget alert deliveries by outcome', async () => {
+    const alerts = { outcomes: { delivered: 0, failed: 0 } } as AlertDelivery;
+    const metrics = metricsWith(async () => [], undefined, alerts);
+    alerts.outcomes.delivered += 2;
+    alerts.outcomes.failed += 1;
+
+    expect(await samples(metrics, 'gateway_alert_deliveries_total')).toEqual([
+      'gateway_alert_deliveries_total{outcome="delivered"} 2',
+      'gateway_alert_deliveries_total{outcome="failed"} 1',
+    ]);
   });
 
   describe('when the database does not answer a scrape in time', () => {

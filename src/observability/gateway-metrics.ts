@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import type { UsageFigures } from '../metering/usage-figures';
 import { UsageWriter } from '../metering/usage-writer.service';
+import { AlertDelivery } from '../governance/alert-delivery';
 import { RateLimiter } from '../governance/rate-limiter';
 import { LineRegistry } from '../upstream/line-registry';
 import { isFinalStatus } from '../video/video-task.entity';
@@ -98,6 +99,7 @@ export class GatewayMetrics {
     private readonly writer: UsageWriter,
     private readonly dataSource: DataSource,
     private readonly limiter: RateLimiter,
+    private readonly alerts: AlertDelivery,
   ) {
     collectDefaultMetrics({ register: this.registry });
     this.registerScrapedState();
@@ -208,6 +210,18 @@ export class GatewayMetrics {
           const [entry, limit] = counter.split('\u0000');
           this.inc({ entry, limit }, count);
         }
+      },
+    });
+    const deliveries = this.alerts.outcomes;
+    new Counter({
+      name: 'gateway_alert_deliveries_total',
+      help: 'Budget alert deliveries this replica attempted, by outcome (delivered: the webhook answered 2xx; failed: retried later).',
+      labelNames: ['outcome'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc({ outcome: 'delivered' }, deliveries.delivered);
+        this.inc({ outcome: 'failed' }, deliveries.failed);
       },
     });
     const openTasks = () => this.openVideoTasks();

@@ -44,6 +44,13 @@ describe(upstreamRequestHeaders.name, () => {
     });
   });
 
+  it.each(INTERFACE_NAMES.map((entry) => [entry]))('never passes the X-Gateway-Tags header upstream on %s', (entry: InterfaceName) => {
+    const headers = upstreamRequestHeaders({ ...CLIENT_HEADERS, 'x-gateway-tags': 'app:search,env:prod' }, entry, { style: 'bearer', apiKey: LINE_KEY });
+
+    expect(Object.keys(headers)).not.toContain('x-gateway-tags');
+    expect(JSON.stringify(headers)).not.toContain('app:search');
+  });
+
   it.each(INTERFACE_NAMES.map((entry) => [entry]))('never passes the client key upstream on %s', (entry: InterfaceName) => {
     for (const style of ['bearer', 'x-api-key', 'x-alt-api-key'] as const) {
       const headers = upstreamRequestHeaders(CLIENT_HEADERS, entry, { style, apiKey: LINE_KEY });

@@ -77,6 +77,10 @@ export class VideoTask {
   @Column({ name: 'reserved_nano', type: 'bigint', transformer: bigintTransformer })
   reservedNano!: bigint;
 
+  /** The start of the owner's budget period the submit fell in, which its reservation and cost count in; null: no period. */
+  @Column({ name: 'budget_window', type: 'timestamptz', nullable: true })
+  budgetWindow!: Date | null;
+
   /** `X-Request-Id` of the submit response: the request id of the settled usage record. */
   @Column({ name: 'submit_request_id', type: 'varchar', length: 64 })
   submitRequestId!: string;
@@ -117,4 +121,11 @@ export class VideoTask {
   /** The model's prices and tiers at the submit (`pricingSpecOf`); null for a task from before they were kept. */
   @Column({ type: 'jsonb', nullable: true })
   pricing!: PricingSpec | null;
+
+  /** The submit's `X-Gateway-Tags` and end user, for the usage record written at settlement. */
+  @Column({ type: 'text', array: true, nullable: true })
+  tags!: string[] | null;
+
+  @Column({ name: 'end_user', type: 'text', nullable: true })
+  endUser!: string | null;
 }

@@ -13,6 +13,7 @@ import { costOf, pricesFor } from '../metering/pricing';
 import { Pricing, pricingOf, pricingSpecOf } from '../config/catalog-spec';
 import type { UsageFigures } from '../metering/usage-figures';
 import { QuotaService } from '../metering/quota.service';
+import type { Moved } from '../metering/budget-ledger';
 import type { OpenedResponse } from '../upstream/forward.service';
 import { returnedResponseHeaders } from '../upstream/header-policy';
 import { upstreamBodyOf } from '../upstream/upstream-client';
@@ -83,16 +84,16 @@ export class VideoTaskService {
       clientRequestId: clientRequestIdOf(request),
       submittedAt: new Date(now),
       nextPollAt: new Date(now + this.settings.submitLostAfterMs),
+      tags: call.tags ? [...call.tags] : null,
+      endUser: call.endUser ?? null,
     };
     task.reservedNano = this.costOf(call.model, estimatedFigures(task.interface, task), task)!;
-    const balance = await this.store.reserve(task, this.quota.pending(principal.ownerId));
-    if (!balance) {
-      throw new GatewayError(
-        'insufficient_quota',
-        `The budget of this key's quota owner cannot cover this task's reservation of ${nanoToNumber(task.reservedNano)}.`,
-      );
+    const reserved = await this.store.reserve(task, { owner: this.quota.pending(principal.ownerId), key: this.quota.pendingOfKey(principal.keyId) });
+    if ('refused' in reserved) {
+      const budget = reserved.refused === 'key' ? 'The budget of this key' : "The budget of this key's quota owner";
+      throw new GatewayError('insufficient_quota', `${budget} cannot cover this task's reservation of ${nanoToNumber(task.reservedNano)}.`);
     }
-    this.quota.observed(principal.ownerId, balance);
+    this.observe(task, reserved);
 
     // Set once the answer is settled either way: the task created, or its reservation given back.
     let answered = false;
@@ -279,16 +280,22 @@ export class VideoTaskService {
   }
 
   private async settle(task: VideoTask, entry: SettlementEntry): Promise<void> {
-    const balance = await this.store.settle(task, entry);
-    if (!balance) return; // settled already, by another look or replica
-    this.quota.observed(task.ownerId, balance);
+    const moved = await this.store.settle(task, entry);
+    if (!moved) return; // settled already, by another look or replica
+    this.observe(task, moved);
     this.metrics.videoTaskSettled(task.model, entry.settlement, entry.status, entry.figures, entry.costNano);
+  }
+
+  /** The task's owner and key balances as a money statement left them. */
+  private observe(task: { ownerId: string; keyId: string }, moved: Moved): void {
+    this.quota.observed(task.ownerId, moved.owner);
+    this.quota.observedKey(task.keyId, moved.key);
   }
 
   private async release(taskId: string): Promise<void> {
     try {
       const released = await this.store.abandon(taskId);
-      if (released?.balance) this.quota.observed(released.ownerId, released.balance);
+      if (released) this.observe(released, released);
     } catch (error) {
       this.logger.warn(`video task ${taskId}: reservation not released yet (${String(error)}); the reconciler will release it`);
     }

@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { returnedRows } from '../database/returned-rows';
-import { BalanceRow, balanceOf, OwnerBalance } from '../metering/quota.service';
+import { fireAlerts, lockedKeyBalance, lockedOwnerBalance, lockStanding, moveTaskMoney, Moved, movedOf } from '../metering/budget-ledger';
+import { AlertDelivery } from '../governance/alert-delivery';
 import type { UsageFigures } from '../metering/usage-figures';
 import { Settlement, SUBMITTING, VideoTask } from './video-task.entity';
 import { isTaskId } from './task-ids';
+import { Clock } from '../common/clock';
 
 /** A task about to be submitted: every column the submit knows. */
 export type NewVideoTask = Pick<
@@ -25,6 +27,8 @@ export type NewVideoTask = Pick<
   | 'clientRequestId'
   | 'submittedAt'
   | 'nextPollAt'
+  | 'tags'
+  | 'endUser'
 >;
 
 /** How a task ends, and what it costs. */
@@ -38,7 +42,10 @@ export interface SettlementEntry {
   errorCode: string | null;
 }
 
-const BALANCE = 'RETURNING budget_nano, spent_nano, reserved_nano';
+/** A reservation refused: the budget it did not fit (the owner's or the key's own). */
+export interface Refused {
+  refused: 'owner' | 'key';
+}
 
 /**
  * The video tasks' rows and the owner money that moves with them. Every change of money is
@@ -47,26 +54,32 @@ const BALANCE = 'RETURNING budget_nano, spent_nano, reserved_nano';
  */
 @Injectable()
 export class VideoTaskStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    private readonly alerts: AlertDelivery,
+  ) {}
 
   /**
-   * Takes the task's reservation from its owner's budget and creates the task (status
-   * `submitting`), atomically. Null when the reservation does not fit: nothing is written.
-   * `pendingNano` is spend this replica has metered but not yet written.
+   * Takes the task's reservation from its owner's budget and the key's own, in the budget
+   * period of its submit, and creates the task (status `submitting`), atomically. Refused when
+   * the reservation does not fit either: nothing is written. `pending` is spend this replica
+   * has metered but not yet written.
    */
-  reserve(task: NewVideoTask, pendingNano: bigint): Promise<OwnerBalance | null> {
-    return this.dataSource.transaction(async (manager) => {
-      const [row] = returnedRows<BalanceRow>(
-        await manager.query(
-          `UPDATE quota_owner SET reserved_nano = reserved_nano + $2, updated_at = now()
-           WHERE id = $1 AND (budget_nano IS NULL OR spent_nano + reserved_nano + $3 + $2 <= budget_nano) ${BALANCE}`,
-          [task.ownerId, task.reservedNano.toString(), pendingNano.toString()],
-        ),
-      );
-      if (!row) return null;
-      await manager.getRepository(VideoTask).insert({ ...task, status: SUBMITTING, line: null, upstreamTaskId: null });
-      return balanceOf(row);
-    });
+  reserve(task: NewVideoTask, pending: { owner: bigint; key: bigint }): Promise<Moved | Refused> {
+    return this.dataSource
+      .transaction(async (manager) => {
+        const locked = await lockStanding(manager, task.ownerId, task.keyId, task.submittedAt);
+        if (!locked.owner) return { refused: 'owner' as const };
+        if (!fits(lockedOwnerBalance(locked.owner, locked.periods), pending.owner + task.reservedNano)) return { refused: 'owner' as const };
+        const key = lockedKeyBalance(locked.owner, task.keyId, locked.keyBudgetNano, locked.periods);
+        if (!fits(key, pending.key + task.reservedNano)) return { refused: 'key' as const };
+        const window = locked.owner.period_start === null ? null : new Date(locked.owner.period_start);
+        const moved = await this.moveAndAlert(manager, { ownerId: task.ownerId, keyId: task.keyId, budgetWindow: window }, task.reservedNano, 0n);
+        await manager.getRepository(VideoTask).insert({ ...task, budgetWindow: window, status: SUBMITTING, line: null, upstreamTaskId: null });
+        return moved;
+      })
+      .then((outcome) => this.alerted(outcome));
   }
 
   /** The upstream accepted the submit: the task gets its upstream id and line. */
@@ -80,14 +93,20 @@ export class VideoTaskStore {
   }
 
   /** The submit did not create an upstream task: the row goes and its reservation comes back. */
-  abandon(id: string): Promise<{ ownerId: string; balance: OwnerBalance | undefined } | undefined> {
-    return this.dataSource.transaction(async (manager) => {
-      const [task] = returnedRows<{ owner_id: string; reserved_nano: string }>(
-        await manager.query(`DELETE FROM video_task WHERE id = $1 AND upstream_task_id IS NULL AND settled_at IS NULL RETURNING owner_id, reserved_nano`, [id]),
-      );
-      if (!task) return undefined;
-      return { ownerId: task.owner_id, balance: await this.moveMoney(manager, task.owner_id, BigInt(task.reserved_nano), 0n) };
-    });
+  abandon(id: string): Promise<({ ownerId: string; keyId: string } & Moved) | undefined> {
+    return this.dataSource
+      .transaction(async (manager) => {
+        const [task] = returnedRows<{ owner_id: string; key_id: string; reserved_nano: string; budget_window: Date | null }>(
+          await manager.query(
+            `DELETE FROM video_task WHERE id = $1 AND upstream_task_id IS NULL AND settled_at IS NULL RETURNING owner_id, key_id, reserved_nano, budget_window`,
+            [id],
+          ),
+        );
+        if (!task) return undefined;
+        const owner = { ownerId: task.owner_id, keyId: task.key_id, budgetWindow: task.budget_window };
+        return { ownerId: owner.ownerId, keyId: owner.keyId, ...(await this.moveMoney(manager, owner, BigInt(task.reserved_nano), 0n)) };
+      })
+      .then((outcome) => this.alerted(outcome));
   }
 
   /**
@@ -147,47 +166,76 @@ export class VideoTaskStore {
    * the owner's spend and writes its usage record under the submit's request id, in one
    * transaction. Undefined when the task was settled already (by this or another replica).
    */
-  settle(task: VideoTask, entry: SettlementEntry): Promise<OwnerBalance | undefined> {
-    return this.dataSource.transaction(async (manager) => {
-      const [row] = returnedRows<{ reserved_nano: string }>(
-        await manager.query(
-          `UPDATE video_task SET status = $2, settled_at = $3, settlement = $4, cost_nano = $5, usage = $6
+  settle(task: VideoTask, entry: SettlementEntry): Promise<Moved | undefined> {
+    return this.dataSource
+      .transaction(async (manager) => {
+        const [row] = returnedRows<{ reserved_nano: string }>(
+          await manager.query(
+            `UPDATE video_task SET status = $2, settled_at = $3, settlement = $4, cost_nano = $5, usage = $6
            WHERE id = $1 AND settled_at IS NULL RETURNING reserved_nano`,
-          [task.id, entry.status, entry.settledAt, entry.settlement, entry.costNano.toString(), entry.figures ? JSON.stringify(entry.figures) : null],
-        ),
-      );
-      if (!row) return undefined;
-      await manager.query(
-        `INSERT INTO usage_record (request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to,
-           status, error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 200, $8, false, $9, $10, $11, $12, NULL)
+            [task.id, entry.status, entry.settledAt, entry.settlement, entry.costNano.toString(), entry.figures ? JSON.stringify(entry.figures) : null],
+          ),
+        );
+        if (!row) return undefined;
+        await manager.query(
+          `INSERT INTO usage_record (request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to,
+           status, error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 200, $8, false, $9, $10, $11, $12, NULL, $13, $14)
          ON CONFLICT (request_id) DO NOTHING`,
-        [
-          task.submitRequestId,
-          task.clientRequestId,
-          task.keyId,
-          task.ownerId,
-          task.model,
-          task.interface,
-          task.line,
-          entry.errorCode,
-          entry.figures ? JSON.stringify(entry.figures) : null,
-          entry.costNano.toString(),
-          task.submittedAt,
-          Math.max(0, entry.settledAt.getTime() - task.submittedAt.getTime()),
-        ],
-      );
-      return this.moveMoney(manager, task.ownerId, BigInt(row.reserved_nano), entry.costNano);
-    });
+          [
+            task.submitRequestId,
+            task.clientRequestId,
+            task.keyId,
+            task.ownerId,
+            task.model,
+            task.interface,
+            task.line,
+            entry.errorCode,
+            entry.figures ? JSON.stringify(entry.figures) : null,
+            entry.costNano.toString(),
+            task.submittedAt,
+            Math.max(0, entry.settledAt.getTime() - task.submittedAt.getTime()),
+            task.tags,
+            task.endUser,
+          ],
+        );
+        return this.moveMoney(manager, task, BigInt(row.reserved_nano), entry.costNano);
+      })
+      .then((outcome) => this.alerted(outcome));
   }
 
-  private async moveMoney(manager: EntityManager, ownerId: string, releasedNano: bigint, spentNano: bigint): Promise<OwnerBalance | undefined> {
-    const [row] = returnedRows<BalanceRow>(
-      await manager.query(
-        `UPDATE quota_owner SET reserved_nano = reserved_nano - $2, spent_nano = spent_nano + $3, updated_at = now() WHERE id = $1 ${BALANCE}`,
-        [ownerId, releasedNano.toString(), spentNano.toString()],
-      ),
-    );
-    return row ? balanceOf(row) : undefined;
+  /** Releases a task's reservation and adds its cost, in the period of its submit. */
+  private async moveMoney(
+    manager: EntityManager,
+    task: Pick<VideoTask, 'ownerId' | 'keyId' | 'budgetWindow'>,
+    releasedNano: bigint,
+    spentNano: bigint,
+  ): Promise<Moved> {
+    return this.moveAndAlert(manager, task, -releasedNano, spentNano);
   }
+
+  /** Moves the money and fires the owner's alert thresholds it reached; `alerted` is read once the transaction is in. */
+  private async moveAndAlert(
+    manager: EntityManager,
+    task: Pick<VideoTask, 'ownerId' | 'keyId' | 'budgetWindow'>,
+    reservedDelta: bigint,
+    spentNano: bigint,
+  ): Promise<Moved & { alerted: boolean }> {
+    const now = new Date(this.clock.now());
+    const window = task.budgetWindow === null ? null : new Date(task.budgetWindow);
+    const moved = await moveTaskMoney(manager, { ownerId: task.ownerId, keyId: task.keyId, window }, reservedDelta, spentNano, now);
+    const alerted = moved.owner ? await fireAlerts(manager, [moved.owner], moved.periods, now) : false;
+    return { ...movedOf(moved.owner, task.keyId, moved.periods), alerted };
+  }
+
+  /** Has fired alerts sent now that their transaction is in. */
+  private alerted<T>(outcome: T): T {
+    if (outcome && typeof outcome === 'object' && 'alerted' in outcome && outcome.alerted) this.alerts.nudge();
+    return outcome;
+  }
+}
+
+/** Whether `more` fits the balance's budget beside what it holds already. */
+function fits(balance: { budgetNano: bigint | null; spentNano: bigint; reservedNano: bigint }, more: bigint): boolean {
+  return balance.budgetNano === null || balance.spentNano + balance.reservedNano + more <= balance.budgetNano;
 }

@@ -67,6 +67,8 @@ describe('the operator console in a browser', () => {
   const made = { key: '', prefix: '', requestId: '', cost: '', simulatorUrl: '' };
   /** The key made with a limit of one call a minute. */
   const limited = { key: '', id: '', prefix: '' };
+  /** The key made with a tiny budget of its own. */
+  const budgeted = { key: '', id: '', prefix: '' };
 
   function watch(watched: Page): Page {
     watched.on('console', (message) => {
@@ -112,11 +114,61 @@ describe('the operator console in a browser', () => {
       .catch((error: unknown) => error);
   }
 
+  /**
+   * A key of browser-team for chat-model made on the Keys page, `fill` giving the rest of the form:
+   * its key, id and prefix go into `into`; the key as the admin API shows it is returned.
+   */
+  async function createChatKey(into: { key: string; id: string; prefix: string }, fill: (form: Locator) => Promise<void>): Promise<any> {
+    await open(page, 'Keys');
+    await page.getByText('Create a key').click();
+    const form = page.getByRole('form', { name: 'Create a key' });
+    await form.getByLabel('Owner', { exact: true }).selectOption('browser-team');
+    await form.getByLabel('chat-model', { exact: true }).check();
+    await fill(form);
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const field = page.getByLabel('New key');
+    await field.waitFor();
+    into.key = await field.inputValue();
+    await page.getByRole('button', { name: 'I have stored the key' }).click();
+    const stored = (await adminGet('/admin/keys?owner=browser-team')).data.find((key: { prefix: string }) => into.key.startsWith(key.prefix));
+    Object.assign(into, { id: stored.id, prefix: stored.prefix });
+    return stored;
+  }
+
+  /** After a refused save (400 from `path`): `problem` shown at the field, which is marked invalid, described by it and focused. */
+  async function expectProblemAt(field: Locator, problem: string, path: string): Promise<void> {
+    await page.getByText(problem).waitFor();
+    expectRefusalLogged(400, path);
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await descriptionOf(field)).toContain(problem);
+    expect(await page.evaluate('document.activeElement?.id')).toBe(await field.getAttribute('id'));
+  }
+
   /** The texts of the elements that describe a control (aria-describedby): its hints and problems. */
   async function descriptionOf(control: Locator): Promise<string> {
     const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter((id) => id !== '');
     const texts = await Promise.all(ids.map((id) => control.page().locator(`[id="${id}"]`).textContent()));
     return texts.join(' ');
+  }
+
+  /** An exact amount as the console writes it (below 1 and with at least two decimals): nano-units `225000` as `0.000225`. */
+  function amountText(nano: string): string {
+    return (Number(nano) / 1e9).toFixed(9).replace(/0+$/, '').padEnd(4, '0');
+  }
+
+  /**
+   * The screen as it is at 1280 and 390 px, `shown` scrolled into view, into `${name}-${width}.png`;
+   * nothing may be wider than the screen. A full-page shot would leave out part of a form that stays
+   * in view (sticky) in a table scrolled sideways. Back at 1280 px after.
+   */
+  async function photograph(name: string, shown: Locator): Promise<void> {
+    for (const [width, viewport] of Object.entries(WIDTHS)) {
+      await page.setViewportSize(viewport);
+      await shown.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SHOTS, `${name}-${viewport.width}.png`) });
+      expect({ width, overflow: await page.evaluate('document.documentElement.scrollWidth - window.innerWidth') }).toEqual({ width, overflow: 0 });
+    }
+    await page.setViewportSize(WIDTHS.desktop);
   }
 
   async function openOwner(id: string): Promise<Locator> {
@@ -395,11 +447,7 @@ describe('the operator console in a browser', () => {
     await field.fill('0');
     await form.getByRole('button', { name: 'Save rate limits' }).click();
 
-    await form.getByText('limits.requests_per_minute: must be a whole number from 1').waitFor();
-    expectRefusalLogged(400, '/admin/owners/browser-team');
-    expect(await field.getAttribute('aria-invalid')).toBe('true');
-    expect(await descriptionOf(field)).toContain('limits.requests_per_minute: must be a whole number from 1');
-    expect(await page.evaluate('document.activeElement?.id')).toBe(await field.getAttribute('id'));
+    await expectProblemAt(field, 'limits.requests_per_minute: must be a whole number from 1', '/admin/owners/browser-team');
     expect(await form.getByLabel('Tokens per minute').getAttribute('aria-invalid')).toBeNull();
     expect((await adminGet('/admin/owners/browser-team')).limits.requests_per_minute).toBe(600);
   });
@@ -418,20 +466,10 @@ describe('the operator console in a browser', () => {
   });
 
   it('creates a key limited to 1 call a minute, whose second call is answered 429', async () => {
-    await open(page, 'Keys');
-    await page.getByText('Create a key').click();
-    const form = page.getByRole('form', { name: 'Create a key' });
-    await form.getByLabel('Owner', { exact: true }).selectOption('browser-team');
-    await form.getByLabel('chat-model', { exact: true }).check();
-    await form.getByRole('group', { name: 'Rate limits of this key (optional)' }).getByLabel('Requests per minute').fill('1');
-    await form.getByRole('button', { name: 'Create key' }).click();
-    const field = page.getByLabel('New key');
-    await field.waitFor();
-    limited.key = await field.inputValue();
-    await page.getByRole('button', { name: 'I have stored the key' }).click();
+    const stored = await createChatKey(limited, (form) =>
+      form.getByRole('group', { name: 'Rate limits of this key (optional)' }).getByLabel('Requests per minute').fill('1'),
+    );
 
-    const stored = (await adminGet('/admin/keys?owner=browser-team')).data.find((key: { prefix: string }) => limited.key.startsWith(key.prefix));
-    Object.assign(limited, { id: stored.id, prefix: stored.prefix });
     expect(stored.limits).toEqual({ requests_per_minute: 1, tokens_per_minute: null, concurrent_requests: null });
     const row = page.getByRole('row', { name: new RegExp(`^${limited.prefix}`) });
     expect(await row.textContent()).toContain('1 request/min');
@@ -451,14 +489,7 @@ describe('the operator console in a browser', () => {
     expect(await field.inputValue()).toBe('1');
     expect(await page.evaluate('document.activeElement?.id')).toBe(await field.getAttribute('id'));
     expect(await form.textContent()).toContain('at present: 600 requests/min · 200,000 tokens/min · 20 at once');
-    for (const [width, viewport] of Object.entries(WIDTHS)) {
-      await page.setViewportSize(viewport);
-      await form.scrollIntoViewIfNeeded();
-      // The screen as it is: a full-page shot leaves out part of a form that stays in view (sticky) in a table scrolled sideways.
-      await page.screenshot({ path: join(SHOTS, `key-limits-${viewport.width}.png`) });
-      expect({ width, overflow: await page.evaluate('document.documentElement.scrollWidth - window.innerWidth') }).toEqual({ width, overflow: 0 });
-    }
-    await page.setViewportSize(WIDTHS.desktop);
+    await photograph('key-limits', form);
     await field.fill('');
     await form.getByRole('button', { name: 'Save rate limits' }).click();
 
@@ -486,6 +517,119 @@ describe('the operator console in a browser', () => {
 
     await detail.getByRole('definition').filter({ hasText: 'No rate limits' }).waitFor();
     expect((await adminGet('/admin/owners/browser-team')).limits).toBeNull();
+  });
+
+  it("sets a monthly budget period in a time zone with alerts on an owner's page, shown with the time it resets", async () => {
+    const detail = await openOwner('browser-team');
+    const form = detail.getByRole('form', { name: 'Budget of browser-team' });
+    await form.getByLabel('Budget period').selectOption('month');
+    await form.getByLabel('Time zone').fill('Europe/Berlin');
+    await form.getByLabel('Alerts (% of the budget)').fill('80, 50, 100');
+    await form.getByRole('button', { name: 'Save budget' }).click();
+
+    await page.getByText('The budget of browser-team is now 12.50, starting again each month (Europe/Berlin).').waitFor();
+    const stored = await adminGet('/admin/owners/browser-team');
+    expect(stored).toMatchObject({ budget: 12.5, budget_period: 'month', budget_timezone: 'Europe/Berlin', alerts: [50, 80, 100] });
+    expect(stored.current_period).toMatchObject({ period: 'month', spent_nano: stored.spent_nano });
+    // A Berlin month starts at 22:00 or 23:00 UTC on the day before.
+    expect(new Date(stored.current_period.resets_at).getUTCHours()).toBeGreaterThanOrEqual(22);
+    await detail.getByText(`resets ${stored.current_period.resets_at.slice(0, 19).replace('T', ' ')} UTC`).waitFor();
+    expect(await detail.getByRole('definition').filter({ hasText: 'Monthly, Europe/Berlin' }).count()).toBe(1);
+    expect(await detail.getByRole('definition').filter({ hasText: 'At 50%, 80%, 100% of the budget' }).count()).toBe(1);
+    expect(await form.getByLabel('Alerts (% of the budget)').inputValue()).toBe('50, 80, 100');
+    const row = page.getByRole('region', { name: 'Quota owners' }).getByRole('row', { name: /^browser-team/ });
+    expect(await row.textContent()).toContain('Monthly, Europe/Berlin');
+    // Only the terms changed: the budget, given again unchanged, is not in the audit log.
+    expect((await adminGet('/admin/audit?action=owner.budget&item_id=browser-team')).data).toHaveLength(1);
+  });
+
+  it('shows a refused time zone at its field, marked invalid, and stores nothing', async () => {
+    const detail = await openOwner('browser-team');
+    const form = detail.getByRole('form', { name: 'Budget of browser-team' });
+    const field = form.getByLabel('Time zone');
+    await field.fill('Mars/Olympus_Mons');
+    await form.getByLabel('Alerts (% of the budget)').fill('90');
+    await form.getByRole('button', { name: 'Save budget' }).click();
+
+    await expectProblemAt(field, 'budget_timezone: must be an IANA time zone name such as Europe/Berlin or UTC', '/admin/owners/browser-team');
+    expect(await form.getByLabel('Alerts (% of the budget)').getAttribute('aria-invalid')).toBeNull();
+    expect(await adminGet('/admin/owners/browser-team')).toMatchObject({ budget_timezone: 'Europe/Berlin', alerts: [50, 80, 100] });
+  });
+
+  it("creates an owner with a weekly budget period and alerts, whose fired alerts show on the owner's page", async () => {
+    await open(page, 'Owners');
+    await page.getByText('Create an owner').click();
+    const form = page.getByRole('form', { name: 'Create an owner' });
+    await form.getByLabel('Owner id').fill('alerted-team');
+    await form.getByLabel('Budget (optional)').fill('0.00001');
+    await form.getByLabel('Budget period').selectOption('week');
+    await form.getByLabel('Alerts (% of the budget)').fill('50 100');
+    await photograph('owner-create', form.getByLabel('Budget period'));
+    await form.getByRole('button', { name: 'Create owner' }).click();
+    await page.getByText('Owner alerted-team created.').waitFor();
+    expect(await adminGet('/admin/owners/alerted-team')).toMatchObject({ budget_period: 'week', budget_timezone: null, alerts: [50, 100] });
+
+    const key = await fetch(`${gateway.url}/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ owner: 'alerted-team', models: ['chat-model'] }),
+    }).then((answer) => answer.json() as Promise<{ key: string }>);
+    expect(await chatWith(key.key, 'Past every threshold at once')).toMatchObject({ choices: [expect.anything()] });
+    const deadline = Date.now() + 10_000;
+    while ((await adminGet('/admin/alerts?owner_id=alerted-team')).data.length < 2 && Date.now() < deadline) {
+      await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+    }
+    const detail = await openOwner('alerted-team');
+    const alerts = detail.getByRole('region', { name: 'Budget alerts of alerted-team' });
+    for (const threshold of ['50%', '100%']) await alerts.getByRole('row', { name: new RegExp(`^${threshold}`) }).waitFor();
+    expect(await alerts.textContent()).toContain('Not yet');
+    await photograph('owner-alerts', alerts);
+  });
+
+  it('creates a key with a tiny budget of its own, whose second call is answered 402, its spend shown in its row', async () => {
+    const stored = await createChatKey(budgeted, (form) => form.getByLabel('Budget (optional)').fill('0.0000001'));
+
+    expect(stored).toMatchObject({ budget: 0.0000001, budget_nano: '100', spend: { period: 'month', spent_nano: '0' } });
+    const first = await chatWith(budgeted.key, 'A tenth of a micro-unit');
+    const second = await chatWith(budgeted.key, 'One more');
+    expect(first).toMatchObject({ choices: [expect.objectContaining({ message: expect.objectContaining({ content: expect.any(String) }) })] });
+    expect(second).toBeInstanceOf(OpenAI.APIError);
+    expect(second).toMatchObject({ status: 402 });
+
+    const deadline = Date.now() + 10_000;
+    let spend = (await adminGet(`/admin/keys/${budgeted.id}`)).spend;
+    while (spend.spent_nano === '0' && Date.now() < deadline) {
+      await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+      spend = (await adminGet(`/admin/keys/${budgeted.id}`)).spend;
+    }
+    expect(BigInt(spend.spent_nano)).toBeGreaterThan(100n);
+    // Another filter reads the list again.
+    await page.goto(`${gateway.url}/console/#/keys?owner=browser-team`);
+    const row = page.getByRole('row', { name: new RegExp(`^${budgeted.prefix}`) });
+    await row.getByText(`${amountText(spend.spent_nano)} spent this month`).waitFor();
+    expect(await row.textContent()).toContain('0.0000001');
+  });
+
+  it("clears a key's budget from its row, after which it is answered again", async () => {
+    await page.getByRole('button', { name: `Budget of key ${budgeted.prefix}` }).click();
+    const form = page.getByRole('form', { name: `Budget of key ${budgeted.prefix}` });
+    const field = form.getByLabel(`New budget of key ${budgeted.prefix}`);
+    // The form opens with the key's budget, its field focused.
+    expect(await field.inputValue()).toBe('0.0000001');
+    expect(await page.evaluate('document.activeElement?.id')).toBe(await field.getAttribute('id'));
+    expect(await form.textContent()).toContain('Counted in the period of browser-team (Monthly, Europe/Berlin)');
+    await photograph('key-budget', form);
+    await field.fill('');
+    await form.getByRole('button', { name: 'Save budget' }).click();
+
+    await page.getByText(`Key ${budgeted.prefix} has no budget of its own now.`).waitFor();
+    expect((await adminGet(`/admin/keys/${budgeted.id}`)).budget).toBeNull();
+    // The list is read again after the notice shows.
+    await page
+      .getByRole('row', { name: new RegExp(`^${budgeted.prefix}`) })
+      .filter({ hasNotText: '0.0000001' })
+      .waitFor();
+    expect(await chatWith(budgeted.key, 'Free again')).toMatchObject({ choices: [expect.anything()] });
   });
 
   it("renews a member's key, and deletes a key once confirmed", async () => {
@@ -565,6 +709,31 @@ describe('the operator console in a browser', () => {
     await page.getByText('No calls match these filters.').waitFor();
   });
 
+  it("filters calls by tag and end user, and shows a call's tags and end user in its detail", async () => {
+    const { response } = await client(KEYS.all)
+      .chat.completions.create(
+        { model: 'chat-model', messages: [{ role: 'user', content: 'Bill me to search' }], user: 'browser-user-1' },
+        { headers: { 'X-Gateway-Tags': 'app:search,env:console' } },
+      )
+      .withResponse();
+    const requestId = response.headers.get('x-request-id') ?? '';
+
+    await open(page, 'Calls');
+    const filters = page.getByRole('form', { name: 'Filter calls' });
+    await filters.getByLabel('Tag').fill('env:console');
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('button', { name: `Show call ${requestId}` }).click();
+    const detail = page.getByRole('region', { name: `Call ${requestId}` });
+    await detail.getByRole('link', { name: 'app:search' }).waitFor();
+    await detail.getByRole('link', { name: 'browser-user-1' }).click();
+    expect(await filters.getByLabel('End user').inputValue()).toBe('browser-user-1');
+    await page.getByRole('button', { name: `Show call ${requestId}` }).waitFor();
+
+    await filters.getByLabel('End user').fill('nobody-at-all');
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No calls match these filters.').waitFor();
+  });
+
   it('lists an open video task with its reservation', async () => {
     const submitted = await fetch(`${gateway.url}/vendor-c/v2/video_generation`, {
       method: 'POST',
@@ -587,7 +756,7 @@ describe('the operator console in a browser', () => {
     const row = page.getByRole('row', { name: /owner\.create/ }).filter({ hasText: 'keyboard-team' });
     await row.waitFor();
     expect(await row.textContent()).toContain('alice');
-    for (const action of ['owner.limits', 'key.limits'])
+    for (const action of ['owner.limits', 'key.limits', 'owner.budget_terms', 'key.budget', 'owner.alert'])
       expect(await page.getByRole('row', { name: new RegExp(action.replace('.', '\\.')) }).count()).toBeGreaterThan(0);
   });
 

@@ -1,4 +1,7 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -55,6 +58,43 @@ const CALL_DELAY_MS = 200;
 const BUDGET_CALLS = 400;
 /** A refused client waits this long before it tries again (the load keeps probing both replicas). */
 const REFUSED_PAUSE_MS = 50;
+
+/** Signs the budget alerts the replicas POST to the suite's receiver. */
+const ALERT_SECRET = 'replicas-alert-secret-0123456789';
+
+/** The budget alerts the replicas delivered, as the receiver got them. */
+interface AlertDelivery {
+  headers: IncomingHttpHeaders;
+  body: string;
+  event: { id: string; owner_id: string; threshold: number; used: number; budget: number };
+}
+
+/** A webhook receiver that keeps every delivery and answers 204. */
+async function alertReceiver(): Promise<{ url: string; deliveries: AlertDelivery[]; stop: () => Promise<void> }> {
+  const deliveries: AlertDelivery[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      deliveries.push({ headers: request.headers, body, event: JSON.parse(body) });
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`;
+  const stop = () => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return { url, deliveries, stop };
+}
+
+function signedAlert(delivery: AlertDelivery): boolean {
+  const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(delivery.headers['x-gateway-signature']));
+  if (!match) return false;
+  return timingSafeEqual(createHmac('sha256', ALERT_SECRET).update(`${match[1]}.${delivery.body}`).digest(), Buffer.from(match[2], 'hex'));
+}
 
 /** Video-c's price per output second (0.05), in nano-units. */
 const VIDEO_C_PER_SECOND = 50_000_000n;
@@ -226,8 +266,10 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
   let nginx: Nginx;
   let databaseUrl: string;
   let db: Client;
+  let alerts: Awaited<ReturnType<typeof alertReceiver>>;
 
   beforeAll(async () => {
+    alerts = await alertReceiver();
     cluster = await PgCluster.create();
     databaseUrl = await cluster.createDatabase('replicas');
     simulator = new UpstreamSimulator({ apiKey: VENDOR_KEY });
@@ -255,6 +297,9 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
       VIDEO_RECONCILE_INTERVAL_MS: '50',
       VIDEO_FIRST_POLL_DELAY_MS: '50',
       VIDEO_MAX_POLL_DELAY_MS: '200',
+      ALERT_WEBHOOK_URL: alerts.url,
+      ALERT_WEBHOOK_SECRET: ALERT_SECRET,
+      ALERT_DELIVERY_MS: '100',
     };
     // Both start at once on an empty database: the migration race of point 1. The server is frozen
     // while they boot, so both wait in its listen queue and reach it in the same instant: each
@@ -284,6 +329,7 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
     await Promise.all(replicas.map((replica) => replica.kill()));
     await simulator?.stop();
     await slowSimulator?.stop();
+    await alerts?.stop();
     await cluster?.destroy();
     if (folder) await rm(folder, { recursive: true, force: true });
   });
@@ -551,6 +597,50 @@ describe('two replicas on one PostgreSQL behind nginx', () => {
   // the others at once by LISTEN/NOTIFY; calls are billed at the prices of their admission.
   // Rule (docs/operations.md "Rate limits"): replicas add their counts to the database every
   // RATE_LIMIT_SYNC_MS and read the others'; once both have, the key's limit holds on both.
+  it('fire each alert threshold of a monthly budget once, signed, while calls through nginx reach both replicas at once', async () => {
+    const cost = await costOfOneCall();
+    const budget = 40n * cost;
+    const owner = await admin(replicas[0].url, 'POST', '/admin/owners', {
+      id: 'alert-team',
+      kind: 'project',
+      budget: nanoToDecimal(budget),
+      budget_period: 'month',
+      budget_timezone: 'Europe/Berlin',
+      alerts: [25, 50, 100],
+    });
+    expect(owner.status).toBe(201);
+    const key = (await admin(replicas[0].url, 'POST', '/admin/keys', { owner: 'alert-team', models: ['*'] })).body.key as string;
+    const servedBefore = await chatCounts(replicas, 'chat-model', '200');
+
+    // Eight clients through nginx until each has been refused twice: the month's budget is used.
+    const client = async (): Promise<void> => {
+      for (let refusals = 0; refusals < 2;) if ((await chat(nginx.url, key)).status === 402) refusals += 1;
+    };
+    await Promise.all(Array.from({ length: 8 }, client));
+    const servedAfter = await chatCounts(replicas, 'chat-model', '200');
+    await until(async () => alerts.deliveries.filter((delivery) => delivery.event.owner_id === 'alert-team').length >= 3, 'three alerts delivered', 10_000);
+    await sleep(1_000); // a second delivery of any of them would arrive within a few rounds
+
+    const delivered = alerts.deliveries.filter((delivery) => delivery.event.owner_id === 'alert-team');
+    const { rows } = await db.query(
+      `SELECT s.spent_nano::text AS spent, (SELECT sum(cost_nano)::text FROM usage_record WHERE owner_id = 'alert-team') AS billed
+         FROM budget_spend s WHERE s.owner_id = 'alert-team' AND s.key_id = ''`,
+    );
+    const metrics = await Promise.all(
+      replicas.map(async (replica) => metricSum(await metricsOf(replica), 'gateway_alert_deliveries_total', { outcome: 'delivered' })),
+    );
+
+    expect(servedAfter.map((count, replica) => count - servedBefore[replica] > 0)).toEqual([true, true]);
+    expect(delivered.map((delivery) => delivery.event.threshold).sort((a, b) => a - b)).toEqual([25, 50, 100]);
+    expect(delivered.every(signedAlert)).toBe(true);
+    expect(new Set(delivered.map((delivery) => delivery.event.id)).size).toBe(3);
+    expect(metrics.reduce((sum, count) => sum + count, 0)).toBe(3);
+    // One period row, holding exactly what the records billed.
+    expect(rows).toHaveLength(1);
+    expect(rows[0].spent).toBe(rows[0].billed);
+    expect(BigInt(rows[0].spent)).toBeGreaterThanOrEqual(budget);
+  });
+
   it("hold a key's requests_per_minute across both replicas: 60 calls through nginx, then the 61st refused on each", async () => {
     await awayFromMinuteEnd();
     const key = await ownerWithKey('rate-team', 100_000_000_000n);

@@ -19,6 +19,8 @@ export function usageDraft(fields: Partial<UsageDraft> = {}): UsageDraft {
     startedAt: new Date(Date.UTC(2026, 10, 26, 1, 2, 3, 4)),
     durationMs: 15,
     upstreamHeadersMs: 9,
+    tags: null,
+    endUser: null,
     ...fields,
   };
 }

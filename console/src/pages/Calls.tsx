@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { listModels, listOwners, listUsage, type UsageFilters, usageRecord } from '../api';
 import { PagedListView } from '../components/ListView';
@@ -13,11 +14,14 @@ import { href } from '../router';
 import { INTERFACE_NAMES, type UsageRecordView } from '../types';
 
 const PAGE_SIZE = 50;
-const FILTERS = ['owner', 'key', 'model', 'interface', 'status', 'from', 'to'] as const;
+const FILTERS = ['owner', 'key', 'model', 'interface', 'status', 'from', 'to', 'tag', 'end_user'] as const;
+
+/** The list's filters: the admin API's usage filters, with one tag (`X-Gateway-Tags`) and an end user. */
+type CallFilters = UsageFilters & { tag?: string; end_user?: string };
 
 /** The applied filters live in the hash (`#/calls?owner=team-a&status=5xx`), so a filtered list can be linked. */
-function filtersOf(params: URLSearchParams): UsageFilters {
-  const filters: UsageFilters = {};
+function filtersOf(params: URLSearchParams): CallFilters {
+  const filters: CallFilters = {};
   for (const name of FILTERS) {
     const value = params.get(name);
     if (value) filters[name] = value;
@@ -118,8 +122,46 @@ function CallDetail({ record, onClose }: { record: UsageRecordView; onClose: () 
           Close<span class="visually-hidden"> call detail</span>
         </button>
       </div>
+      <ChargebackFields record={record} />
       <UsageDetail record={record} />
     </section>
+  );
+}
+
+/** What the call carries for chargeback, each value a link to the calls that share it. */
+function ChargebackFields({ record }: { record: UsageRecordView }) {
+  return (
+    <dl class="fields">
+      <div class="field">
+        <dt>Tags</dt>
+        <dd>
+          {record.tags.length === 0 ? (
+            <span class="muted">none</span>
+          ) : (
+            record.tags.map((tag, index) => (
+              <span key={tag}>
+                {index > 0 && ', '}
+                <a href={href('calls', { tag })}>
+                  <code>{tag}</code>
+                </a>
+              </span>
+            ))
+          )}
+        </dd>
+      </div>
+      <div class="field">
+        <dt>End user</dt>
+        <dd>
+          {record.end_user === null ? (
+            <span class="muted">none</span>
+          ) : (
+            <a href={href('calls', { end_user: record.end_user })}>
+              <code>{record.end_user}</code>
+            </a>
+          )}
+        </dd>
+      </div>
+    </dl>
   );
 }
 
@@ -169,8 +211,44 @@ function CallTable({ records, shown, onShow }: { records: UsageRecordView[]; sho
   );
 }
 
+interface IdFilterProps {
+  id: string;
+  label: string;
+  value: string;
+  onInput: (event: { currentTarget: { value: string } }) => void;
+  wide?: boolean;
+  pattern?: string;
+  maxLength?: number;
+  /** The hint under the field. */
+  children: ComponentChildren;
+}
+
+/** A filter field for an id or a tag: typed as it is (no spelling help), with a hint under it. */
+function IdFilter({ id, label, value, onInput, wide, pattern, maxLength, children }: IdFilterProps) {
+  return (
+    <div class={wide ? 'control control-wide' : 'control'}>
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type="text"
+        class="mono"
+        autoComplete="off"
+        spellcheck={false}
+        pattern={pattern}
+        maxLength={maxLength}
+        value={value}
+        onInput={onInput}
+        aria-describedby={`${id}-hint`}
+      />
+      <p id={`${id}-hint`} class="hint">
+        {children}
+      </p>
+    </div>
+  );
+}
+
 /** The filter fields; applying them writes the hash, which loads the list. */
-function FilterForm({ filters }: { filters: UsageFilters }) {
+function FilterForm({ filters }: { filters: CallFilters }) {
   const id = useId();
   const owners = useLoad(listOwners, []);
   const models = useLoad(listModels, []);
@@ -182,13 +260,17 @@ function FilterForm({ filters }: { filters: UsageFilters }) {
     status: filters.status ?? '',
     from: filters.from ? localFromIso(filters.from) : '',
     to: filters.to ? localFromIso(filters.to) : '',
+    tag: filters.tag ?? '',
+    end_user: filters.end_user ?? '',
   });
   const set = (name: keyof typeof draft) => (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [name]: event.currentTarget.value });
 
   const apply = (event: Event) => {
     event.preventDefault();
     const values: Record<string, string> = {};
-    for (const name of ['owner', 'key', 'model', 'interface', 'status'] as const) if (draft[name].trim() !== '') values[name] = draft[name].trim();
+    for (const name of ['owner', 'key', 'model', 'interface', 'status', 'tag', 'end_user'] as const) {
+      if (draft[name].trim() !== '') values[name] = draft[name].trim();
+    }
     const from = isoFromLocal(draft.from);
     const to = isoFromLocal(draft.to);
     if (from) values.from = from;
@@ -244,22 +326,15 @@ function FilterForm({ filters }: { filters: UsageFilters }) {
             A status (429) or a class (5xx).
           </p>
         </div>
-        <div class="control control-wide">
-          <label for={`${id}-key`}>Key id</label>
-          <input
-            id={`${id}-key`}
-            type="text"
-            class="mono"
-            autoComplete="off"
-            spellcheck={false}
-            value={draft.key}
-            onInput={set('key')}
-            aria-describedby={`${id}-key-hint`}
-          />
-          <p id={`${id}-key-hint`} class="hint">
-            The key's id (a UUID), not its prefix.
-          </p>
-        </div>
+        <IdFilter id={`${id}-key`} label="Key id" wide value={draft.key} onInput={set('key')}>
+          The key's id (a UUID), not its prefix.
+        </IdFilter>
+        <IdFilter id={`${id}-tag`} label="Tag" pattern="[A-Za-z0-9._:\-]{1,64}" value={draft.tag} onInput={set('tag')}>
+          One tag of <code>X-Gateway-Tags</code>, such as app:search.
+        </IdFilter>
+        <IdFilter id={`${id}-end-user`} label="End user" maxLength={256} value={draft.end_user} onInput={set('end_user')}>
+          The body's <code>user</code> (messages: <code>metadata.user_id</code>).
+        </IdFilter>
         <div class="control">
           <label for={`${id}-from`}>Started from (your local time)</label>
           <input id={`${id}-from`} type="datetime-local" value={draft.from} onInput={set('from')} />

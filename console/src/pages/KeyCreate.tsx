@@ -1,16 +1,17 @@
-import { useId, useRef, useState } from 'preact/hooks';
+import { useId, useMemo, useRef, useState } from 'preact/hooks';
 import { createKey, listModels } from '../api';
+import { BudgetInput } from '../components/BudgetForm';
 import { FormProblemsAlert, useFocusFirstProblem } from '../components/FormProblems';
 import { LimitsFieldset, useLimitsDraft } from '../components/LimitsFields';
 import { ErrorAlert, Loading } from '../components/Status';
 import { isoFromLocal } from '../format';
 import { useAction, useLoad } from '../hooks';
-import { Checks } from '../problems';
+import { Checks, problemsOf } from '../problems';
 import type { CreatedKeyView, OwnerView } from '../types';
 
 const ALL = '*';
 
-/** A new key: its owner, the models it may call (or every model), an optional expiry and optional rate limits of its own. */
+/** A new key: its owner, the models it may call (or every model), an optional expiry, and optional rate limits and budget of its own. */
 export function CreateKeyForm({
   owners,
   ownersError,
@@ -27,8 +28,10 @@ export function CreateKeyForm({
   const [owner, setOwner] = useState(defaultOwner);
   const [chosen, setChosen] = useState<Set<string>>(new Set());
   const [expiry, setExpiry] = useState('');
+  const [budget, setBudget] = useState('');
   const action = useAction();
   const limits = useLimitsDraft(null, action.error);
+  const problems = useMemo(() => problemsOf(action.error, ['limits', 'budget']), [action.error]);
   const form = useRef<HTMLFormElement>(null);
   const all = chosen.has(ALL);
   useFocusFirstProblem(form, action.error);
@@ -49,9 +52,16 @@ export function CreateKeyForm({
       const expiresAt = isoFromLocal(expiry);
       if (expiry !== '' && expiresAt === undefined) checks.add('expires_at: not a date and time.');
       const ownLimits = limits.optional(checks);
-      const created = await createKey({ owner, models: scope, ...(expiresAt === undefined ? {} : { expires_at: expiresAt }), ...ownLimits });
+      const created = await createKey({
+        owner,
+        models: scope,
+        ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+        ...(budget.trim() === '' ? {} : { budget: budget.trim() }),
+        ...ownLimits,
+      });
       setChosen(new Set());
       setExpiry('');
+      setBudget('');
       limits.reset();
       onCreated(created);
     });
@@ -88,6 +98,14 @@ export function CreateKeyForm({
               Empty: the key never expires.
             </p>
           </div>
+          <BudgetInput
+            id={`${id}-budget`}
+            label="Budget (optional)"
+            hint="Currency units, counted in its owner's period and inside its owner's budget; empty: none."
+            value={budget}
+            onInput={setBudget}
+            problems={problems.fields.budget}
+          />
         </div>
         <fieldset class="models" aria-busy={models.loading}>
           <legend>Models the key may use</legend>
@@ -116,7 +134,7 @@ export function CreateKeyForm({
           {models.data && models.data.length === 0 && <p class="hint">The catalog has no models yet.</p>}
         </fieldset>
         <LimitsFieldset state={limits} legend="Rate limits of this key (optional)" hint="For this key alone; its owner's limits apply too." />
-        <FormProblemsAlert problems={limits.problems} title="Key not created." />
+        <FormProblemsAlert problems={problems} title="Key not created." />
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Creating…' : 'Create key'}
         </button>

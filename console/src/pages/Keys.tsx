@@ -1,7 +1,11 @@
 import { Fragment } from 'preact';
-import { useId, useState } from 'preact/hooks';
-import { deleteKey, listKeys, listOwners, renewKey, renewProjectKeys, setKeyEnabled, setKeyLimits } from '../api';
+import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
+import { deleteKey, listKeys, listOwners, renewKey, renewProjectKeys, setKeyBudget, setKeyEnabled, setKeyLimits } from '../api';
+import { KeyBudgetSummary, periodText } from '../components/BudgetBar';
+import { BudgetInput, budgetInputOf } from '../components/BudgetForm';
 import { ConfirmDelete } from '../components/ConfirmDelete';
+import { FormActions } from '../components/FormActions';
+import { FormProblemsAlert, useFocusFirstProblem } from '../components/FormProblems';
 import { KeyState } from '../components/KeyState';
 import { LimitsForm, LimitsSummary } from '../components/LimitsFields';
 import { ListView } from '../components/ListView';
@@ -12,16 +16,19 @@ import { RenewForm } from '../components/RenewForm';
 import { ErrorAlert, Notice } from '../components/Status';
 import { FormRow, ScrollTable } from '../components/Table';
 import { Time } from '../components/Time';
-import { count, modelsScope, rateLimitsText } from '../format';
+import { amountFromNano, count, modelsScope, rateLimitsText } from '../format';
 import { useAction, useLoad, usePagedList } from '../hooks';
+import { problemsOf } from '../problems';
 import { href } from '../router';
 import type { CreatedKeyView, KeyView, OwnerView } from '../types';
 import { CreateKeyForm } from './KeyCreate';
 
 const PAGE_SIZE = 100;
 
-type Mode = 'renew' | 'limits' | 'delete';
+type Mode = 'renew' | 'limits' | 'budget' | 'delete';
 type RowMode = { id: string; mode: Mode } | null;
+/** A form opened under a key's row: `onDone` with the notice of a change made. */
+type RowFormProps = { keyView: KeyView; owner: OwnerView | undefined; onDone: (text: string) => void; onCancel: () => void };
 
 export function KeysPage({ params }: { params: URLSearchParams }) {
   const ownerFilter = params.get('owner') ?? '';
@@ -36,7 +43,7 @@ export function KeysPage({ params }: { params: URLSearchParams }) {
   const ownerOf = (owner: string) => owners.data?.find((item) => item.id === owner);
   // "Last used" appears when the gateway reports it (`last_used_at` in the list's items).
   const showLastUsed = keys.data?.data.some((key) => key.last_used_at !== undefined) ?? false;
-  const columns = showLastUsed ? 10 : 9;
+  const columns = showLastUsed ? 11 : 10;
   const changed = (text: string) => {
     setOpen(null);
     setNotice(text);
@@ -98,6 +105,7 @@ export function KeysPage({ params }: { params: URLSearchParams }) {
                   <th scope="col">Status</th>
                   <th scope="col">Expires</th>
                   <th scope="col">Own rate limits</th>
+                  <th scope="col">Own budget</th>
                   <th scope="col">Source</th>
                   <th scope="col">Created</th>
                   {showLastUsed && <th scope="col">Last used</th>}
@@ -126,6 +134,7 @@ export function KeysPage({ params }: { params: URLSearchParams }) {
                       <FormRow columns={columns}>
                         {open.mode === 'renew' && <RenewKey keyView={key} kind={ownerOf(key.owner)?.kind} onDone={changed} onCancel={() => setOpen(null)} />}
                         {open.mode === 'limits' && <KeyLimits keyView={key} owner={ownerOf(key.owner)} onDone={changed} onCancel={() => setOpen(null)} />}
+                        {open.mode === 'budget' && <KeyBudget keyView={key} owner={ownerOf(key.owner)} onDone={changed} onCancel={() => setOpen(null)} />}
                         {open.mode === 'delete' && <DeleteKey keyView={key} onDone={changed} onCancel={() => setOpen(null)} />}
                       </FormRow>
                     )}
@@ -174,6 +183,9 @@ function KeyRow({
       <td class="limits-cell">
         <LimitsSummary limits={key.limits} none="None" />
       </td>
+      <td>
+        <KeyBudgetSummary keyView={key} />
+      </td>
       <td>{key.source}</td>
       <td>
         <Time iso={key.created_at} />
@@ -204,6 +216,14 @@ function KeyRow({
             onClick={() => onOpen(open === 'limits' ? null : 'limits')}
           >
             Limits<span class="visually-hidden"> of key {key.prefix}</span>
+          </button>
+          <button
+            type="button"
+            class="button-secondary button-small"
+            aria-expanded={open === 'budget'}
+            onClick={() => onOpen(open === 'budget' ? null : 'budget')}
+          >
+            Budget<span class="visually-hidden"> of key {key.prefix}</span>
           </button>
           <a class="button button-secondary button-small" href={href('calls', { key: key.id })}>
             Calls{name}
@@ -269,17 +289,7 @@ function RenewKey({
 }
 
 /** The key's own limits; its owner's, shared by all its keys, are changed on the owner's page. */
-function KeyLimits({
-  keyView: key,
-  owner,
-  onDone,
-  onCancel,
-}: {
-  keyView: KeyView;
-  owner: OwnerView | undefined;
-  onDone: (text: string) => void;
-  onCancel: () => void;
-}) {
+function KeyLimits({ keyView: key, owner, onDone, onCancel }: RowFormProps) {
   return (
     <LimitsForm
       label={`Rate limits of key ${key.prefix}`}
@@ -299,6 +309,50 @@ function KeyLimits({
         return saved;
       }}
     />
+  );
+}
+
+/** The key's own budget, counted in its owner's period and inside its owner's budget; empty clears it. */
+function KeyBudget({ keyView: key, owner, onDone, onCancel }: RowFormProps) {
+  const id = useId();
+  const [value, setValue] = useState(budgetInputOf(key.budget_nano));
+  const action = useAction();
+  const problems = useMemo(() => problemsOf(action.error, ['budget']), [action.error]);
+  const form = useRef<HTMLFormElement>(null);
+  const input = useRef<HTMLInputElement>(null);
+
+  useEffect(() => input.current?.focus(), []);
+  useFocusFirstProblem(form, action.error);
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void action.run(async () => {
+      const text = value.trim();
+      const saved = await setKeyBudget(key.id, text === '' ? null : text);
+      onDone(
+        saved.budget_nano === null
+          ? `Key ${saved.prefix} has no budget of its own now.`
+          : `The budget of key ${saved.prefix} is now ${amountFromNano(saved.budget_nano)}.`,
+      );
+    });
+  };
+
+  return (
+    <form ref={form} class="inline-form" onSubmit={submit} aria-label={`Budget of key ${key.prefix}`} noValidate>
+      <FormProblemsAlert problems={problems} title="Budget not changed." />
+      <div class="form-row">
+        <BudgetInput
+          id={`${id}-budget`}
+          inputRef={input}
+          label={`New budget of key ${key.prefix}`}
+          hint={`Currency units; empty for none. Counted in the period of ${key.owner}${owner ? ` (${periodText(owner, 'none: for good')})` : ''}, inside its budget.`}
+          value={value}
+          onInput={setValue}
+          problems={problems.fields.budget}
+        />
+      </div>
+      <FormActions busy={action.busy} busyText="Saving…" submitText="Save budget" onCancel={onCancel} />
+    </form>
   );
 }
 

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { dailyTotals, listAllKeys, renewProjectKeys, setOwnerLimits } from '../api';
-import { BudgetBar } from '../components/BudgetBar';
+import { dailyTotals, listAlerts, listAllKeys, renewProjectKeys, setOwnerLimits } from '../api';
+import { BudgetBar, KeyBudgetSummary, periodText } from '../components/BudgetBar';
 import { BudgetForm } from '../components/BudgetForm';
 import { KeyState } from '../components/KeyState';
 import { LimitsForm, LimitsSummary } from '../components/LimitsFields';
@@ -10,15 +10,16 @@ import { SpendChart } from '../components/SpendChart';
 import { Busy, ErrorAlert, Loading, Notice } from '../components/Status';
 import { ScrollTable } from '../components/Table';
 import { Time } from '../components/Time';
-import { addDays, amountFromNano, count, daysBetween, modelsScope, utcDay } from '../format';
+import { addDays, amount, amountFromNano, count, daysBetween, modelsScope, utcDay } from '../format';
 import { useLoad } from '../hooks';
 import { href } from '../router';
 import { seriesBy, totalsOf } from '../spend';
-import type { OwnerView } from '../types';
+import type { AlertView, OwnerView } from '../types';
 
 const SPEND_DAYS = 30;
+const ALERTS_SHOWN = 10;
 
-/** One owner: its figures, budget, rate limits, keys and the spend of its last days. */
+/** One owner: its figures, budget and its period, alerts, rate limits, keys and the spend of its last days. */
 export function OwnerDetail({
   owner,
   onChanged,
@@ -49,7 +50,15 @@ export function OwnerDetail({
           <dd>{owner.budget_nano === null ? 'Unlimited' : amountFromNano(owner.budget_nano)}</dd>
         </div>
         <div class="field">
-          <dt>Spent</dt>
+          <dt>Budget period</dt>
+          <dd>{periodText(owner, 'None: the budget is for good')}</dd>
+        </div>
+        <div class="field">
+          <dt>Alerts</dt>
+          <dd>{owner.alerts.length === 0 ? 'None' : `At ${owner.alerts.map((threshold) => `${threshold}%`).join(', ')} of the budget`}</dd>
+        </div>
+        <div class="field">
+          <dt>Spent, all time</dt>
           <dd>{amountFromNano(owner.spent_nano)}</dd>
         </div>
         <div class="field">
@@ -79,8 +88,9 @@ export function OwnerDetail({
           </dd>
         </div>
       </dl>
-      <h3>Change the budget</h3>
+      <h3>Change the budget, its period and alerts</h3>
       <BudgetForm key={owner.id} owner={owner} onSaved={onChanged} />
+      <OwnerAlerts owner={owner} />
       <h3>Change the rate limits</h3>
       <LimitsForm
         key={owner.id}
@@ -98,6 +108,63 @@ export function OwnerDetail({
       <OwnerKeys owner={owner} />
       <OwnerSpend owner={owner} />
     </section>
+  );
+}
+
+function OwnerAlerts({ owner }: { owner: OwnerView }) {
+  const alerts = useLoad(() => listAlerts(owner.id, ALERTS_SHOWN), [owner.id]);
+  return (
+    <>
+      <h3>Recent budget alerts</h3>
+      <ListView
+        list={alerts}
+        rows={alerts.data?.data}
+        what="alerts"
+        errorTitle="Alerts could not be loaded."
+        empty={owner.alerts.length === 0 ? `${owner.id} has no alerts set.` : 'None has fired yet.'}
+      >
+        {(rows) => (
+          <ScrollTable label={`Budget alerts of ${owner.id}`} class="compact">
+            <thead>
+              <tr>
+                <th scope="col">Threshold</th>
+                <th scope="col">Fired</th>
+                <th scope="col" class="number">
+                  Used of budget
+                </th>
+                <th scope="col">Delivered</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((alert) => (
+                <tr key={alert.id}>
+                  <th scope="row">{alert.threshold}%</th>
+                  <td>
+                    <Time iso={alert.fired_at} />
+                  </td>
+                  <td class="number">
+                    {amount(alert.used)} of {amount(alert.budget)}
+                  </td>
+                  <td class="wrap">
+                    <AlertDelivery alert={alert} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </ScrollTable>
+        )}
+      </ListView>
+    </>
+  );
+}
+
+function AlertDelivery({ alert }: { alert: AlertView }) {
+  if (alert.delivered_at !== null) return <Time iso={alert.delivered_at} />;
+  return (
+    <>
+      Not yet
+      {alert.attempts > 0 && ` (${count(alert.attempts)} ${alert.attempts === 1 ? 'attempt' : 'attempts'}${alert.last_error ? `: ${alert.last_error}` : ''})`}
+    </>
   );
 }
 
@@ -120,6 +187,7 @@ function OwnerKeys({ owner }: { owner: OwnerView }) {
                 <th scope="col">Status</th>
                 <th scope="col">Expires</th>
                 <th scope="col">Own rate limits</th>
+                <th scope="col">Own budget</th>
               </tr>
             </thead>
             <tbody>
@@ -137,6 +205,9 @@ function OwnerKeys({ owner }: { owner: OwnerView }) {
                   </td>
                   <td class="limits-cell">
                     <LimitsSummary limits={key.limits} none="None" />
+                  </td>
+                  <td>
+                    <KeyBudgetSummary keyView={key} />
                   </td>
                 </tr>
               ))}

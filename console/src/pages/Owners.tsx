@@ -1,8 +1,8 @@
 import { Fragment } from 'preact';
-import { useId, useRef, useState } from 'preact/hooks';
+import { useId, useMemo, useRef, useState } from 'preact/hooks';
 import { createOwner, listOwners } from '../api';
-import { BudgetBar } from '../components/BudgetBar';
-import { BudgetForm } from '../components/BudgetForm';
+import { BudgetBar, periodText } from '../components/BudgetBar';
+import { BUDGET_FIELDS, BudgetForm, BudgetInput, BudgetTermsFields, termsDraftOf, termsOfDraft } from '../components/BudgetForm';
 import { FormProblemsAlert, useFocusFirstProblem } from '../components/FormProblems';
 import { LimitsFieldset, LimitsSummary, useLimitsDraft } from '../components/LimitsFields';
 import { ListView } from '../components/ListView';
@@ -10,6 +10,7 @@ import { Notice } from '../components/Status';
 import { FormRow, ScrollTable } from '../components/Table';
 import { amountFromNano, rateLimitsText } from '../format';
 import { useAction, useLoad } from '../hooks';
+import { Checks, problemsOf } from '../problems';
 import { href } from '../router';
 import { OWNER_KINDS, type OwnerKind, type OwnerView } from '../types';
 import { OwnerDetail } from './OwnerDetail';
@@ -26,7 +27,11 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
     owners.reload();
   };
   const saved = (owner: OwnerView) =>
-    changed(`The budget of ${owner.id} is now ${owner.budget_nano === null ? 'unlimited' : amountFromNano(owner.budget_nano)}.`);
+    changed(
+      `The budget of ${owner.id} is now ${owner.budget_nano === null ? 'unlimited' : amountFromNano(owner.budget_nano)}${
+        owner.budget_period === null ? '' : `, starting again each ${owner.budget_period} (${owner.budget_timezone ?? 'UTC'})`
+      }.`,
+    );
   const limitsSaved = (owner: OwnerView) => changed(`Rate limits of ${owner.id} saved: ${rateLimitsText(owner.limits)}.`);
 
   const selectedOwner = owners.data?.find((owner) => owner.id === selected);
@@ -53,8 +58,9 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
                   <th scope="col" class="number">
                     Budget
                   </th>
+                  <th scope="col">Period</th>
                   <th scope="col" class="number">
-                    Spent
+                    Spent, all time
                   </th>
                   <th scope="col" class="number">
                     Reserved
@@ -78,6 +84,7 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
                       </th>
                       <td>{owner.kind}</td>
                       <td class="number">{owner.budget_nano === null ? 'Unlimited' : amountFromNano(owner.budget_nano)}</td>
+                      <td>{periodText(owner)}</td>
                       <td class="number">{amountFromNano(owner.spent_nano)}</td>
                       <td class="number">{amountFromNano(owner.reserved_nano)}</td>
                       <td>
@@ -99,7 +106,7 @@ export function OwnersPage({ params }: { params: URLSearchParams }) {
                       </td>
                     </tr>
                     {editing === owner.id && (
-                      <FormRow columns={9}>
+                      <FormRow columns={10}>
                         <BudgetForm owner={owner} onSaved={saved} onCancel={() => setEditing(null)} />
                       </FormRow>
                     )}
@@ -125,20 +132,26 @@ function CreateOwner({ onCreated }: { onCreated: (owner: OwnerView) => void }) {
   const [ownerId, setOwnerId] = useState('');
   const [kind, setKind] = useState<OwnerKind>('project');
   const [budget, setBudget] = useState('');
+  const [terms, setTerms] = useState(() => termsDraftOf(null));
   const action = useAction();
   const limits = useLimitsDraft(null, action.error);
+  const problems = useMemo(() => problemsOf(action.error, ['limits', ...BUDGET_FIELDS]), [action.error]);
   const form = useRef<HTMLFormElement>(null);
   useFocusFirstProblem(form, action.error);
 
   const submit = (event: Event) => {
     event.preventDefault();
     void action.run(async () => {
-      const owner = await createOwner({ id: ownerId.trim(), kind, ...(budget.trim() === '' ? {} : { budget: budget.trim() }), ...limits.optional() });
+      const checks = new Checks();
+      const given = termsOfDraft(terms, checks);
+      const ownLimits = limits.optional(checks);
+      const owner = await createOwner({ id: ownerId.trim(), kind, ...(budget.trim() === '' ? {} : { budget: budget.trim() }), ...given, ...ownLimits });
       // A reset also clears the browser's "edited and now invalid" mark on the emptied id field.
       form.current?.reset();
       setOwnerId('');
       setKind('project');
       setBudget('');
+      setTerms(termsDraftOf(null));
       limits.reset();
       onCreated(owner);
     });
@@ -177,24 +190,18 @@ function CreateOwner({ onCreated }: { onCreated: (owner: OwnerView) => void }) {
             </select>
             <p class="hint">A project's keys are renewed together.</p>
           </div>
-          <div class="control">
-            <label for={`${id}-budget`}>Budget (optional)</label>
-            <input
-              id={`${id}-budget`}
-              type="text"
-              inputMode="decimal"
-              autoComplete="off"
-              value={budget}
-              onInput={(event) => setBudget(event.currentTarget.value)}
-              aria-describedby={`${id}-budget-hint`}
-            />
-            <p id={`${id}-budget-hint`} class="hint">
-              Currency units; empty for unlimited.
-            </p>
-          </div>
+          <BudgetInput
+            id={`${id}-budget`}
+            label="Budget (optional)"
+            hint="Currency units; empty for unlimited."
+            value={budget}
+            onInput={setBudget}
+            problems={problems.fields.budget}
+          />
+          <BudgetTermsFields draft={terms} setDraft={setTerms} problems={problems} />
         </div>
         <LimitsFieldset state={limits} legend="Rate limits (optional)" hint="Shared by all the owner's keys together." />
-        <FormProblemsAlert problems={limits.problems} title="Owner not created." />
+        <FormProblemsAlert problems={problems} title="Owner not created." />
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Creating…' : 'Create owner'}
         </button>
