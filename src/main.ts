@@ -1,11 +1,6 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
-import { createGatewayApp } from './app.factory';
 import { gatewayOptionsFromEnv, processSettingsFrom } from './config/gateway-options';
 import { ConfigError } from './config/config.loader';
-import { installGracefulShutdown } from './common/graceful-shutdown';
-import { CatalogAdminService } from './admin/catalog-admin.service';
-import { GatewayError } from './common/gateway-error';
 
 async function bootstrap(): Promise<void> {
   let options;
@@ -14,10 +9,18 @@ async function bootstrap(): Promise<void> {
     options = gatewayOptionsFromEnv(process.env);
     settings = processSettingsFrom(process.env);
   } catch (error) {
-    // A bad configuration stops the process with every problem named by its YAML path.
+    // A bad configuration stops the process with every problem named by its YAML path, before
+    // the application's modules (Nest, TypeORM, the engine: most of a start's time) are loaded.
     process.stderr.write(`${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   }
+  const [{ Logger }, { createGatewayApp }, { installGracefulShutdown }, { CatalogAdminService }, { GatewayError }] = await Promise.all([
+    import('@nestjs/common'),
+    import('./app.factory'),
+    import('./common/graceful-shutdown'),
+    import('./admin/catalog-admin.service'),
+    import('./common/gateway-error'),
+  ]);
   const app = await createGatewayApp(options);
   installGracefulShutdown(app, settings.shutdownDrainMs);
   // SIGHUP reads the configuration file again; a bad file is logged and changes nothing.

@@ -32,12 +32,11 @@ export class KeyStandingController {
   @Get()
   async show(@Req() request: FastifyRequest) {
     const principal: Principal = request.principal!;
-    const [owner, key] = await Promise.all([this.quota.read(principal.ownerId), this.quota.readKey(principal.keyId)]).catch(() => {
+    const [owner, key] = await Promise.all([this.quota.standing(principal.ownerId), this.quota.standingOfKey(principal.keyId)]).catch(() => {
       throw new GatewayError('service_unavailable', 'The gateway cannot read balances right now; retry shortly.', 1);
     });
-    if (!owner || !key) throw new GatewayError('invalid_api_key', 'The API key is not valid.');
+    if (!owner.balance || !key.balance) throw new GatewayError('invalid_api_key', 'The API key is not valid.');
     const standing = await this.limiter.standing(principal);
-    // Calls this replica metered and has not written yet count as spent, as they do at admission.
     return {
       object: 'gateway.key',
       key: {
@@ -45,20 +44,24 @@ export class KeyStandingController {
         prefix: principal.displayPrefix,
         models: principal.models === null ? ['*'] : [...principal.models],
         expires_at: principal.expiresAt?.toISOString() ?? null,
-        ...budgetView(key, this.quota.pendingOfKey(principal.keyId)),
+        // The key's budget as admission applies it: the principal's (its spend is the balance's).
+        ...budgetView({ ...key.balance, budgetNano: principal.keyBudgetNano }, key.pendingNano),
         ...standingView(standing.key),
       },
       owner: {
         id: principal.ownerId,
         kind: principal.ownerKind,
-        ...budgetView(owner, this.quota.pending(principal.ownerId)),
+        ...budgetView(owner.balance, owner.pendingNano),
         ...standingView(standing.owner),
       },
     };
   }
 }
 
-/** A budget's figures in its current period (for good without one), and when they start again. */
+/**
+ * A budget's figures in its current period (for good without one), and when they start again;
+ * calls this replica metered and has not written yet count as spent, as they do at admission.
+ */
 function budgetView(balance: Balance, pendingNano: bigint) {
   const spent = balance.spentNano + pendingNano;
   return {

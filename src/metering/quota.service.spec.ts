@@ -237,7 +237,7 @@ describe(QuotaService.name, () => {
       clock.advance(1);
 
       await expect(admit(quota, id)).resolves.toBeUndefined();
-      expect((await quota.read(id))?.periodStart).toBe(Date.parse('2026-04-01T00:00:00Z'));
+      expect((await quota.standing(id)).balance?.periodStart).toBe(Date.parse('2026-04-01T00:00:00Z'));
     });
 
     it("refuses a key whose own budget its spend reached, the owner's budget aside, and only a key with a budget", async () => {

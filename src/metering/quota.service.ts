@@ -67,7 +67,7 @@ class BalanceBook {
   constructor(
     private readonly clock: Clock,
     private readonly ttlMs: number,
-    readonly read: (id: string) => Promise<Balance | null>,
+    private readonly read: (id: string) => Promise<Balance | null>,
   ) {}
 
   /** The cached balance while fresh and in its period, else read again; then `check` judges it. */
@@ -75,6 +75,17 @@ class BalanceBook {
     const cached = this.balances.get(id);
     if (cached && this.isFresh(cached)) return check(cached.balance, this.used(id, cached.balance));
     return this.reload(id, cached).then((balance) => check(balance, balance ? this.used(id, balance) : 0n));
+  }
+
+  /**
+   * The balance as admission sees it now (cached while fresh, else read again) and what this
+   * replica metered and has not written: taken together, as a write that lands meanwhile moves
+   * its cost from one to the other at once.
+   */
+  async standing(id: string): Promise<{ balance: Balance | null; pendingNano: bigint }> {
+    const cached = this.balances.get(id);
+    const balance = cached && this.isFresh(cached) ? cached.balance : await this.reload(id, cached);
+    return { balance, pendingNano: this.pending(id) };
   }
 
   private used(id: string, balance: Balance): bigint {
@@ -228,14 +239,17 @@ export class QuotaService {
     this.keys.written(keyId, costNano, balance);
   }
 
-  /** The owner's current balance as the database has it now (null: no such owner); throws when the database does not answer. */
-  read(ownerId: string): Promise<Balance | null> {
-    return this.owners.read(ownerId);
+  /**
+   * The owner's current balance as admission counts it, with the spend this replica has not
+   * written yet (a balance read apart from that figure could miss a write landing between them).
+   */
+  standing(ownerId: string): Promise<{ balance: Balance | null; pendingNano: bigint }> {
+    return this.owners.standing(ownerId);
   }
 
-  /** The key's own, in its owner's period (its spend, whether or not it has a budget). */
-  readKey(keyId: string): Promise<Balance | null> {
-    return this.keys.read(keyId);
+  /** The same of a key's own (its spend in its owner's period, whether or not it has a budget). */
+  standingOfKey(keyId: string): Promise<{ balance: Balance | null; pendingNano: bigint }> {
+    return this.keys.standing(keyId);
   }
 
   private async readWith(sql: string, id: string): Promise<Balance | null> {
