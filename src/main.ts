@@ -22,7 +22,7 @@ async function bootstrap(): Promise<void> {
     import('./common/gateway-error'),
   ]);
   const app = await createGatewayApp(options);
-  installGracefulShutdown(app, settings.shutdownDrainMs);
+  installGracefulShutdown(app, settings.shutdownDrainMs, settings.shutdownDelayMs);
   // SIGHUP reads the configuration file again; a bad file is logged and changes nothing.
   process.on('SIGHUP', () => {
     app

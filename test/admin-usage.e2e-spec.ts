@@ -560,6 +560,7 @@ describe('admin API: usage records and daily totals', () => {
         max_concurrency: 1,
         cooling: false,
         cooling_until: null,
+        rate_limited_until: null,
       });
       expect(answer.body.data).toContainEqual(
         expect.objectContaining({ id: 'line-dead', cooling: true, cooling_until: expect.stringMatching(/Z$/), max_concurrency: null }),

@@ -1,3 +1,4 @@
+import { LineRegistry } from '../src/upstream/line-registry';
 import { register as globalRegistry } from 'prom-client';
 import { GatewayHarness } from './support/gateway-harness';
 import { until } from './support/until';
@@ -134,7 +135,7 @@ describe('GET /metrics', () => {
         video: VIDEO_TEST_SETTINGS,
         // Usage records wait for the test's flush, so the queue depth can be seen.
         usageWriter: { flushIntervalMs: 600_000, batchSize: 500, shutdownDeadlineMs: 1_000 },
-        lines: { cooldownMs: 60_000, connections: 16 },
+        lines: { cooldownMs: 60_000, rateLimitCooldownMaxMs: 60_000, connections: 16 },
       },
     });
     const native = await post(gateway, '/v1/chat/completions', CHAT);
@@ -233,6 +234,17 @@ describe('GET /metrics', () => {
     expect(metrics.value('gateway_line_cooling', { line: 'line-a' })).toBe(0);
     // The refused connection of the failed call cooled the dead line (for a minute, in this suite).
     expect(metrics.value('gateway_line_cooling', { line: 'line-dead' })).toBe(1);
+    expect(metrics.value('gateway_line_rate_limited', { line: 'line-a' })).toBe(0);
+  });
+
+  it('shows a line whose vendor answered 429 with Retry-After as rate limited while it waits', async () => {
+    gateway.simulator.failNext('/v1/chat/completions', { status: 429, headers: { 'retry-after': '30' } });
+    expect((await post(gateway, '/v1/chat/completions', CHAT)).status).toBe(429);
+
+    expect((await scrape(gateway)).value('gateway_line_rate_limited', { line: 'line-a' })).toBe(1);
+    gateway.app.get(LineRegistry).get('line-a').rateLimitedUntil = 0;
+    expect((await scrape(gateway)).value('gateway_line_rate_limited', { line: 'line-a' })).toBe(0);
+    await gateway.flushUsage(); // the 429's record: the next test counts what waits
   });
 
   it('counts failed usage writes while the database is away', async () => {

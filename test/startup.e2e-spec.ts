@@ -56,6 +56,12 @@ async function adminGet(url: string, path: string): Promise<{ status: number; bo
   return { status: response.status, body: JSON.parse(await response.text()) };
 }
 
+/** A health probe's status and body (probes need no key). */
+async function probe(url: string, path: string): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}${path}`);
+  return { status: response.status, body: JSON.parse(await response.text()) };
+}
+
 /**
  * A streamed chat call whose first chunk has arrived; the rest is read at once in the
  * background, and `rest()` resolves to the whole text when it ends (or is cut off).
@@ -286,6 +292,14 @@ keys: []
       return launch({ GATEWAY_CONFIG: path, DATA_DIR: dataFolder, ADMIN_TOKEN, STARTUP_LINE_KEY: VENDOR_KEY });
     }
 
+    /** A ready gateway on a migrated DATA_DIR with SHUTDOWN_DELAY_MS set. */
+    async function launchReadyWithDelay(delayMs: string): Promise<GatewayProcess> {
+      const path = await configFile('delayed-shutdown.yaml', goodConfigYaml(simulatorUrl));
+      const gateway = await launch({ GATEWAY_CONFIG: path, DATA_DIR: await migratedDataDir(), STARTUP_LINE_KEY: VENDOR_KEY, SHUTDOWN_DELAY_MS: delayMs });
+      await gateway.waitUntilReady();
+      return gateway;
+    }
+
     it(
       'starts, answers /health/ready and a chat call, and exits 0 on SIGTERM',
       async () => {
@@ -300,6 +314,56 @@ keys: []
         expect(simulator.requests).toHaveLength(1);
         expect(simulator.requests[0].headers.authorization).toBe(`Bearer ${VENDOR_KEY}`);
         expect(exit).toEqual({ code: 0, signal: null });
+      },
+      START_PATIENCE_MS + EXIT_PATIENCE_MS,
+    );
+
+    it(
+      'answers readiness 503 for SHUTDOWN_DELAY_MS after SIGTERM while it still serves calls, then drains and exits 0',
+      async () => {
+        const gateway = await launchReadyWithDelay('1500');
+        // A first call warms the path up, so the calls inside the delay take milliseconds.
+        expect((await chatCall(gateway.url)).status).toBe(200);
+
+        const signalledAt = Date.now();
+        gateway.child.kill('SIGTERM');
+        await until(async () => (await gateway.readiness()) === 503, 'readiness to answer 503');
+        const ready = await probe(gateway.url, '/health/ready');
+        const answer = await chatCall(gateway.url);
+        const live = await probe(gateway.url, '/health/live');
+        // A new connection still accepted: all of the above happened within the delay.
+        const acceptingAfterCalls = !(await connectionRefused(gateway.url));
+        await until(() => connectionRefused(gateway.url), 'the port to refuse connections once the delay is over');
+        const refusedAfterMs = Date.now() - signalledAt;
+        const exit = await gateway.waitForExit();
+
+        expect(ready.status).toBe(503);
+        expect(ready.body).toMatchObject({ status: 'error', error: { serving: { status: 'down', message: 'shutting down (SIGTERM)' } } });
+        expect(answer.status).toBe(200);
+        expect(live.status).toBe(200);
+        expect(acceptingAfterCalls).toBe(true);
+        // Timers may fire a millisecond early; the listener must not close long before the delay ends.
+        expect(refusedAfterMs).toBeGreaterThanOrEqual(1_450);
+        expect(exit).toEqual({ code: 0, signal: null });
+        expect(gateway.output).toContain('SIGTERM: readiness 503 for 1500 ms before draining');
+        expect(gateway.output).not.toContain('drain deadline');
+      },
+      START_PATIENCE_MS + EXIT_PATIENCE_MS,
+    );
+
+    it(
+      'starts draining at a second SIGTERM during SHUTDOWN_DELAY_MS instead of waiting for its end',
+      async () => {
+        const gateway = await launchReadyWithDelay('60000');
+
+        gateway.child.kill('SIGTERM');
+        await until(async () => (await gateway.readiness()) === 503, 'readiness to answer 503');
+        gateway.child.kill('SIGTERM');
+        const exit = await gateway.waitForExit();
+
+        // Well before the 60 s delay (EXIT_PATIENCE_MS is 30 s).
+        expect(exit).toEqual({ code: 0, signal: null });
+        expect(gateway.output).toContain('SIGTERM during the readiness delay: draining now');
       },
       START_PATIENCE_MS + EXIT_PATIENCE_MS,
     );

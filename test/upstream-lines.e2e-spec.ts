@@ -5,6 +5,7 @@ import { GatewayHarness } from './support/gateway-harness';
 import { KEYS, VENDOR_KEY } from './support/test-config';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
 import { until } from './support/until';
+import { httpCall } from './support/admin-kit';
 import { parseSse } from './support/sse';
 
 /**
@@ -17,6 +18,8 @@ const CHAT_PATH = '/v1/chat/completions';
 const MESSAGES_PATH = '/v1/messages';
 /** Long enough that no test outlives it by accident; tests move the gateway's clock instead. */
 const COOLDOWN_MS = 60_000;
+/** The longest a 429's Retry-After puts a line last (LINE_429_COOLDOWN_MAX_MS). */
+const RATE_LIMIT_COOLDOWN_MAX_MS = 20_000;
 /** How long a test client waits for a complete answer before calling the call unanswered. */
 const CLIENT_PATIENCE_MS = 10_000;
 
@@ -117,7 +120,7 @@ describe('upstream lines', () => {
     ports.lone = await closedPort();
     harness = await GatewayHarness.start({
       configYaml: (simulatorUrl) => linesConfigYaml(simulatorUrl, ports),
-      settings: { lines: { cooldownMs: COOLDOWN_MS, connections: 16 } },
+      settings: { lines: { cooldownMs: COOLDOWN_MS, rateLimitCooldownMaxMs: RATE_LIMIT_COOLDOWN_MAX_MS, connections: 16 } },
     });
     simulator = harness.simulator;
     const clock = harness.app.get(Clock);
@@ -154,6 +157,21 @@ describe('upstream lines', () => {
     clockOffsetMs += COOLDOWN_MS + 1_000;
   }
 
+  function passRateLimit(): void {
+    clockOffsetMs += RATE_LIMIT_COOLDOWN_MAX_MS + 1_000;
+  }
+
+  /** The line each of `count` pair-model calls was served by, one after the other. */
+  async function pairLines(count: number): Promise<string[]> {
+    const lines: string[] = [];
+    for (let call = 0; call < count; call++) {
+      const answer = await post(CHAT_PATH, chatBody('pair-model'));
+      expect(answer.status).toBe(200);
+      lines.push((await harness.usageRecord(answer.requestId))!.line as string);
+    }
+    return lines;
+  }
+
   describe('failover before the first byte', () => {
     it('moves to the next line when the first one refuses the connection', async () => {
       const answer = await post(CHAT_PATH, chatBody('failover-model'));
@@ -183,6 +201,7 @@ describe('upstream lines', () => {
       expect(answer.headers.get('retry-after')).toBeNull();
       expect(simulator.requests).toHaveLength(2);
       expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', status: 200 });
+      passRateLimit(); // line-a asked for 5 s without calls: the next tests start with it first again
     });
 
     it.each([500, 502, 503, 529])('moves to the next line when the first one answers %d', async (status) => {
@@ -229,6 +248,59 @@ describe('upstream lines', () => {
       expect(upstream.requests).toHaveLength(1);
       expect(simulator.requests).toHaveLength(2);
       expect(await harness.usageRecord(cooled.requestId)).toMatchObject({ line: 'line-revive', status: 200 });
+    });
+
+    it("puts a line that answered 429 with Retry-After after the model's others for that long, then first again", async () => {
+      simulator.failNext(CHAT_PATH, { status: 429, headers: { 'retry-after': '5' } });
+      expect(await pairLines(1)).toEqual(['line-b']);
+      simulator.reset();
+      const lines = (await httpCall(harness.url, 'GET', '/admin/lines')).body.data as Array<{ id: string; rate_limited_until: string | null }>;
+      const linesSeenAt = Date.now() + clockOffsetMs;
+
+      const paused = await pairLines(3);
+      const requestsWhilePaused = simulator.requests.length;
+      clockOffsetMs += 5_000 + 100;
+      const after = await pairLines(1);
+
+      expect(Date.parse(lines.find((line) => line.id === 'line-a')!.rate_limited_until!) - linesSeenAt).toBeGreaterThan(4_000);
+      expect(lines.find((line) => line.id === 'line-b')!.rate_limited_until).toBeNull();
+      expect(paused).toEqual(['line-b', 'line-b', 'line-b']);
+      expect(requestsWhilePaused).toBe(3); // line-a was not tried first
+      expect(after).toEqual(['line-a']);
+    });
+
+    it('reads Retry-After-Ms, and an HTTP date, and holds a line at most LINE_429_COOLDOWN_MAX_MS', async () => {
+      simulator.failNext(CHAT_PATH, { status: 429, headers: { 'retry-after-ms': '1500', 'retry-after': '60' } });
+      await pairLines(1);
+      clockOffsetMs += 1_600;
+      expect(await pairLines(1)).toEqual(['line-a']);
+
+      simulator.failNext(CHAT_PATH, { status: 429, headers: { 'retry-after': new Date(Date.now() + clockOffsetMs + 8_000).toUTCString() } });
+      await pairLines(1);
+      clockOffsetMs += 6_000;
+      expect(await pairLines(1)).toEqual(['line-b']);
+      clockOffsetMs += 3_000;
+      expect(await pairLines(1)).toEqual(['line-a']);
+
+      simulator.failNext(CHAT_PATH, { status: 429, headers: { 'retry-after': '3600' } });
+      await pairLines(1);
+      clockOffsetMs += RATE_LIMIT_COOLDOWN_MAX_MS - 1_000;
+      expect(await pairLines(1)).toEqual(['line-b']);
+      clockOffsetMs += 2_000;
+      expect(await pairLines(1)).toEqual(['line-a']);
+    });
+
+    it("never takes a model's last line away for a 429: its next call goes to it", async () => {
+      simulator.failNext(CHAT_PATH, { status: 429, headers: { 'retry-after': '30' } });
+
+      const refused = await post(CHAT_PATH, chatBody('chat-model'));
+      const next = await post(CHAT_PATH, chatBody('chat-model'));
+
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('30');
+      expect(next.status).toBe(200);
+      expect(await harness.usageRecord(next.requestId)).toMatchObject({ line: 'line-a' });
+      passRateLimit();
     });
 
     it('answers 503 service_unavailable without a record while every line of the model cools down, then tries the line again', async () => {

@@ -202,6 +202,8 @@ export interface LineStateView {
   max_concurrency: number | null;
   cooling: boolean;
   cooling_until: string | null;
+  /** Until when the vendor asked for no calls (a 429's Retry-After); null: not now. */
+  rate_limited_until: string | null;
 }
 
 export type VideoTaskState = 'open' | 'settled';

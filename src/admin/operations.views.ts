@@ -35,6 +35,12 @@ export class LineStateView {
   @ApiProperty({ type: Number, nullable: true, description: "The line's max_concurrency; null: no limit." }) max_concurrency!: number | null;
   @ApiProperty({ description: 'Skipped by new calls while another line of the model is usable (after a failure).' }) cooling!: boolean;
   @ApiProperty({ type: String, nullable: true, description: 'When the cooling ends.' }) cooling_until!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "Until when the line's vendor asked for no calls (a 429's Retry-After): tried after the model's other lines till then; null: not now.",
+  })
+  rate_limited_until!: string | null;
 }
 
 export class LineStates {
@@ -50,6 +56,7 @@ export function lineStateView(line: Line, now: number): LineStateView {
     max_concurrency: line.config.maxConcurrency ?? null,
     cooling,
     cooling_until: cooling ? new Date(line.coolingUntil).toISOString() : null,
+    rate_limited_until: line.rateLimitedUntil > now ? new Date(line.rateLimitedUntil).toISOString() : null,
   };
 }
 

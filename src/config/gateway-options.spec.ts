@@ -86,17 +86,19 @@ describe('defaultSettings counts (batch sizes, connections), the ping interval a
   });
 });
 
-describe('processSettingsFrom PORT, HOST and SHUTDOWN_DRAIN_MS', () => {
-  it('listens on 0.0.0.0:8080 and drains for 30 s by default', () => {
-    expect(processSettingsFrom({})).toEqual({ port: 8080, host: '0.0.0.0', shutdownDrainMs: 30_000 });
-    expect(processSettingsFrom({ PORT: '', HOST: '', SHUTDOWN_DRAIN_MS: '' })).toEqual({ port: 8080, host: '0.0.0.0', shutdownDrainMs: 30_000 });
+describe('processSettingsFrom PORT, HOST, SHUTDOWN_DRAIN_MS and SHUTDOWN_DELAY_MS', () => {
+  it('listens on 0.0.0.0:8080, drains for 30 s and starts draining at once by default', () => {
+    const defaults = { port: 8080, host: '0.0.0.0', shutdownDrainMs: 30_000, shutdownDelayMs: 0 };
+    expect(processSettingsFrom({})).toEqual(defaults);
+    expect(processSettingsFrom({ PORT: '', HOST: '', SHUTDOWN_DRAIN_MS: '', SHUTDOWN_DELAY_MS: '' })).toEqual(defaults);
   });
 
   it('takes each from the environment; port 0 is any free port, a drain of 0 closes at once', () => {
-    expect(processSettingsFrom({ PORT: '9090', HOST: '127.0.0.1', SHUTDOWN_DRAIN_MS: '5000' })).toEqual({
+    expect(processSettingsFrom({ PORT: '9090', HOST: '127.0.0.1', SHUTDOWN_DRAIN_MS: '5000', SHUTDOWN_DELAY_MS: '10000' })).toEqual({
       port: 9090,
       host: '127.0.0.1',
       shutdownDrainMs: 5_000,
+      shutdownDelayMs: 10_000,
     });
     expect(processSettingsFrom({ PORT: '0', SHUTDOWN_DRAIN_MS: '0' })).toMatchObject({ port: 0, shutdownDrainMs: 0 });
   });
@@ -105,8 +107,8 @@ describe('processSettingsFrom PORT, HOST and SHUTDOWN_DRAIN_MS', () => {
     expect(() => processSettingsFrom({ PORT: text })).toThrow('PORT must be a whole number from 0 to 65535');
   });
 
-  it.each(['soon', '-1'])('refuses SHUTDOWN_DRAIN_MS=%s, naming the variable', (text) => {
-    expect(() => processSettingsFrom({ SHUTDOWN_DRAIN_MS: text })).toThrow('SHUTDOWN_DRAIN_MS');
+  it.each(['SHUTDOWN_DRAIN_MS', 'SHUTDOWN_DELAY_MS'])('refuses %s that is not a non-negative number, naming the variable', (name) => {
+    for (const text of ['soon', '-1']) expect(() => processSettingsFrom({ [name]: text })).toThrow(name);
   });
 });
 

@@ -161,6 +161,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
     },
     lines: {
       cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
+      rateLimitCooldownMaxMs: numberFrom(env, 'LINE_429_COOLDOWN_MAX_MS', 60_000),
       connections: positiveWholeFrom(env, 'LINE_CONNECTIONS', 256),
     },
     catalog: { checkIntervalMs: positiveWholeFrom(env, 'CATALOG_CHECK_MS', 1_000), secretKey: secretKeyFrom(env), configFile: env.GATEWAY_CONFIG || undefined },
@@ -180,7 +181,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
   };
 }
 
-/** Where the process listens and how long it drains on SIGTERM: read by `main.ts` only. */
+/** Where the process listens and how it stops on SIGTERM: read by `main.ts` only. */
 export interface ProcessSettings {
   /** `PORT`, default 8080; 0 takes any free port. */
   port: number;
@@ -188,13 +189,23 @@ export interface ProcessSettings {
   host: string;
   /** `SHUTDOWN_DRAIN_MS`, default 30 s; 0 closes the connections of calls in flight at once. */
   shutdownDrainMs: number;
+  /**
+   * `SHUTDOWN_DELAY_MS`, default 0: how long readiness answers 503 while calls are still served,
+   * before the drain starts, so that a load balancer following readiness stops sending first.
+   */
+  shutdownDelayMs: number;
 }
 
 export function processSettingsFrom(env: NodeJS.ProcessEnv): ProcessSettings {
   const text = env.PORT?.trim();
   const port = text ? Number(text) : 8080;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a whole number from 0 to 65535, got ${JSON.stringify(env.PORT)}`);
-  return { port, host: env.HOST || '0.0.0.0', shutdownDrainMs: numberFrom(env, 'SHUTDOWN_DRAIN_MS', 30_000) };
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    shutdownDrainMs: numberFrom(env, 'SHUTDOWN_DRAIN_MS', 30_000),
+    shutdownDelayMs: numberFrom(env, 'SHUTDOWN_DELAY_MS', 0),
+  };
 }
 
 export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv): GatewayOptions {

@@ -172,6 +172,15 @@ export class GatewayMetrics {
       },
     });
     new Gauge({
+      name: 'gateway_line_rate_limited',
+      help: "1 while the line's vendor asked for no calls (a 429 with Retry-After), so it is tried after its model's other lines, else 0.",
+      labelNames: ['line'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const line of lines.all()) this.set({ line: line.id }, lines.isRateLimited(line) ? 1 : 0);
+      },
+    });
+    new Gauge({
       name: 'gateway_line_in_flight',
       help: 'Requests in flight on the upstream line (its max_concurrency applies to this).',
       labelNames: ['line'] as const,

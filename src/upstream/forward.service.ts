@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
+import { Clock } from '../common/clock';
 import type { CallAbort } from './call-abort';
 import { Line, LineRegistry } from './line-registry';
 import { UpstreamBody, UpstreamClient, UpstreamResponse } from './upstream-client';
@@ -62,6 +63,7 @@ export class ForwardService {
   constructor(
     private readonly lines: LineRegistry,
     private readonly client: UpstreamClient,
+    private readonly clock: Clock,
   ) {}
 
   async open(request: ForwardRequest): Promise<OpenedResponse> {
@@ -79,6 +81,7 @@ export class ForwardService {
         continue;
       }
       let answer = outcome.answer;
+      if (answer.statusCode === 429) this.noteRateLimit(line, answer.headers);
       let credentialsRefused = isCredentialStatus(answer.statusCode);
       if (mayRefuseCredentialsInBody(request.entry, answer.statusCode, answer.headers['content-type'] as string | undefined)) {
         // A 2xx may be the answer itself: read whole, never cut at the error-body limit.
@@ -106,7 +109,11 @@ export class ForwardService {
     throw new GatewayError('rate_limit_exceeded', 'Every upstream line of this model is busy; retry later.', BUSY_RETRY_AFTER_SECONDS);
   }
 
-  /** The model's lines in order; 503 at once when every one of them is cooling down. */
+  /**
+   * The model's lines in order, those whose vendor asked for a pause (a 429's `Retry-After`)
+   * after the others: skipped while another line can take the call, never taken away from it.
+   * 503 at once when every line is cooling down.
+   */
   private usableLines(model: ModelConfig): Line[] {
     // A line removed from the catalog since the call was admitted is skipped.
     const lines = model.lines.flatMap((id) => this.lines.find(id) ?? []);
@@ -116,7 +123,14 @@ export class ForwardService {
     if (lines.every((line) => line.isFull() || this.lines.isCooling(line))) {
       throw new GatewayError('rate_limit_exceeded', 'Every upstream line of this model is busy; retry later.', BUSY_RETRY_AFTER_SECONDS);
     }
-    return lines;
+    if (lines.length === 1 || !lines.some((line) => this.lines.isRateLimited(line))) return lines;
+    return [...lines.filter((line) => !this.lines.isRateLimited(line)), ...lines.filter((line) => this.lines.isRateLimited(line))];
+  }
+
+  /** A 429 that says how long to wait puts its line after the model's others for that long. */
+  private noteRateLimit(line: Line, headers: IncomingHttpHeaders): void {
+    const waitMs = retryAfterMsOf(headers, this.clock.now());
+    if (waitMs > 0) this.lines.rateLimited(line, waitMs);
   }
 
   private async attempt(line: Line, request: ForwardRequest): Promise<{ answer: OpenedResponse } | { failure: ForwardFailure }> {
@@ -173,6 +187,21 @@ function gatewayErrorOf(failure: AttemptFailure, line: Line): GatewayError {
     case 'aborted':
       return new GatewayError('upstream_failed', 'The client closed the request.');
   }
+}
+
+/**
+ * How long an answer asks the client to wait: `Retry-After-Ms`, else `Retry-After` in seconds
+ * or as an HTTP date; 0 when it says nothing readable.
+ */
+export function retryAfterMsOf(headers: IncomingHttpHeaders, now: number): number {
+  const milliseconds = Number(headers['retry-after-ms']);
+  if (Number.isFinite(milliseconds) && milliseconds > 0) return milliseconds;
+  const value = headers['retry-after'];
+  if (typeof value !== 'string' || value.trim() === '') return 0;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? 0 : Math.max(0, date - now);
 }
 
 const MAX_BUFFERED_ERROR_BYTES = 1 << 20;

@@ -11,7 +11,7 @@ describe(LineRegistry.name, () => {
 
   beforeEach(() => {
     const config = { upstreams: [line('kept'), line('rekeyed'), line('moved'), line('gone')], models: [], owners: [], keys: [] };
-    registry = new LineRegistry(config, { cooldownMs: 1_000, connections: 4 }, new Clock());
+    registry = new LineRegistry(config, { cooldownMs: 1_000, rateLimitCooldownMaxMs: 60_000, connections: 4 }, new Clock());
   });
 
   afterEach(() => registry.onModuleDestroy());

@@ -8,6 +8,8 @@ import { LINE_SETTINGS, LineSettings } from '../config/settings/upstream.setting
 export class Line {
   inFlight = 0;
   coolingUntil = 0;
+  /** Until when the line's vendor asked for no calls (a 429's `Retry-After`): tried after the model's other lines. */
+  rateLimitedUntil = 0;
 
   constructor(
     /** Replaced in place when a catalog change leaves the pool's settings alone (a new key, auth style). */
@@ -97,6 +99,16 @@ export class LineRegistry implements OnModuleDestroy {
 
   coolDown(line: Line): void {
     line.coolingUntil = this.clock.now() + this.settings.cooldownMs;
+  }
+
+  isRateLimited(line: Line): boolean {
+    return line.rateLimitedUntil > this.clock.now();
+  }
+
+  /** The line answered 429 asking for `retryAfterMs` without calls: so long, at most LINE_429_COOLDOWN_MAX_MS. */
+  rateLimited(line: Line, retryAfterMs: number): void {
+    const until = this.clock.now() + Math.min(retryAfterMs, this.settings.rateLimitCooldownMaxMs);
+    if (until > line.rateLimitedUntil) line.rateLimitedUntil = until;
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -169,6 +169,10 @@ function LineStates({ lines }: { lines: LineStateView[] }) {
                 <span class="badge badge-warn">
                   Cooling until {line.cooling_until === null ? 'soon' : <time dateTime={line.cooling_until}>{utcClock(line.cooling_until)}</time>}
                 </span>
+              ) : line.rate_limited_until !== null ? (
+                <span class="badge badge-warn">
+                  Vendor asked to wait until <time dateTime={line.rate_limited_until}>{utcClock(line.rate_limited_until)}</time>
+                </span>
               ) : (
                 <span class="badge badge-ok">Ready</span>
               )}

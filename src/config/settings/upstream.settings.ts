@@ -3,6 +3,8 @@
 export interface LineSettings {
   /** How long a line that refused a connection or timed out is skipped. */
   cooldownMs: number;
+  /** The longest a line that answered 429 with `Retry-After` is put last among its model's lines; 0: never. */
+  rateLimitCooldownMaxMs: number;
   /** Keep-alive sockets per line. */
   connections: number;
 }
