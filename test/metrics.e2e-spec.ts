@@ -23,6 +23,9 @@ upstreams:
     base_url: http://127.0.0.1:1
     api_key: unused
     timeout_ms: 2000
+  - id: line-b
+    base_url: ${simulator}
+    api_key: \${TEST_VENDOR_KEY}
 models:
   - id: chat-model
     upstream_model: vendor-chat-2025-01
@@ -33,6 +36,10 @@ models:
     upstream_model: vendor-chat-2025-01
     interfaces: [chat_completions]
     lines: [line-dead]
+  - id: pair-model
+    upstream_model: vendor-chat-2025-01
+    interfaces: [chat_completions]
+    lines: [line-a, line-b]
   - id: video-c
     upstream_model: vendor-video-c-2
     interfaces: [video_c]
@@ -235,6 +242,23 @@ describe('GET /metrics', () => {
     // The refused connection of the failed call cooled the dead line (for a minute, in this suite).
     expect(metrics.value('gateway_line_cooling', { line: 'line-dead' })).toBe(1);
     expect(metrics.value('gateway_line_rate_limited', { line: 'line-a' })).toBe(0);
+  });
+
+  it('counts the attempts on each line by outcome, and the failovers from a line by what made the call go on', async () => {
+    const before = await scrape(gateway);
+    gateway.simulator.failNext('/v1/chat/completions', { status: 503 });
+    expect((await post(gateway, '/v1/chat/completions', { ...CHAT, model: 'pair-model' })).status).toBe(200);
+    const after = await scrape(gateway);
+    const added = (name: string, labels: Record<string, string>) => (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0);
+
+    expect(added('gateway_line_attempts_total', { line: 'line-a', outcome: '5xx' })).toBe(1);
+    expect(added('gateway_line_failovers_total', { line: 'line-a', outcome: '5xx' })).toBe(1);
+    expect(added('gateway_line_attempts_total', { line: 'line-b', outcome: 'answered' })).toBe(1);
+    expect(added('gateway_line_failovers_total', { line: 'line-b', outcome: 'answered' })).toBe(0);
+    // The dead model's call earlier: refused once, with no line to go on to.
+    expect(after.value('gateway_line_attempts_total', { line: 'line-dead', outcome: 'refused' })).toBe(1);
+    expect(after.value('gateway_line_failovers_total', { line: 'line-dead', outcome: 'refused' })).toBeUndefined();
+    await gateway.flushUsage();
   });
 
   it('shows a line whose vendor answered 429 with Retry-After as rate limited while it waits', async () => {

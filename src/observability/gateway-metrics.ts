@@ -5,7 +5,7 @@ import type { UsageFigures } from '../metering/usage-figures';
 import { UsageWriter } from '../metering/usage-writer.service';
 import { AlertDelivery } from '../governance/alert-delivery';
 import { RateLimiter } from '../governance/rate-limiter';
-import { LineRegistry } from '../upstream/line-registry';
+import { ATTEMPT_OUTCOMES, AttemptOutcome, Line, LineRegistry } from '../upstream/line-registry';
 import { isFinalStatus } from '../video/video-task.entity';
 import type { Settlement } from '../video/video-task.entity';
 import { CallFacts, UNKNOWN } from './call-facts';
@@ -171,6 +171,30 @@ export class GatewayMetrics {
         for (const line of lines.all()) this.set({ line: line.id }, lines.isCooling(line) ? 1 : 0);
       },
     });
+    const byLineAndOutcome = (name: string, help: string, counts: (line: Line) => Record<AttemptOutcome, number>) =>
+      new Counter({
+        name,
+        help,
+        labelNames: ['line', 'outcome'] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const line of lines.all()) {
+            const byOutcome = counts(line);
+            for (const outcome of ATTEMPT_OUTCOMES) if (byOutcome[outcome] > 0) this.inc({ line: line.id, outcome }, byOutcome[outcome]);
+          }
+        },
+      });
+    byLineAndOutcome(
+      'gateway_line_attempts_total',
+      'Calls sent to the upstream line, by how the attempt ended: answered (an answer passed on), 429, 5xx, credentials (the vendor refused the line key), refused, timeout, reset, aborted (the client left).',
+      (line) => line.attempts,
+    );
+    byLineAndOutcome(
+      'gateway_line_failovers_total',
+      "Attempts on the line after which the call went on to another line of its model, by the attempt's outcome.",
+      (line) => line.failovers,
+    );
     new Gauge({
       name: 'gateway_line_rate_limited',
       help: "1 while the line's vendor asked for no calls (a 429 with Retry-After), so it is tried after its model's other lines, else 0.",

@@ -5,7 +5,7 @@ import type { InterfaceName, ModelConfig } from '../config/gateway-config';
 import { GatewayError } from '../common/gateway-error';
 import { Clock } from '../common/clock';
 import type { CallAbort } from './call-abort';
-import { Line, LineRegistry } from './line-registry';
+import { AttemptOutcome, Line, LineRegistry } from './line-registry';
 import { UpstreamBody, UpstreamClient, UpstreamResponse } from './upstream-client';
 import { AnswerBody } from './answer-body';
 import { defaultAuthStyle, upstreamRequestHeaders } from './header-policy';
@@ -70,13 +70,18 @@ export class ForwardService {
     const candidates = this.usableLines(request.model);
     let lastAnswer: OpenedResponse | undefined;
     let lastFailure: ForwardFailure | undefined;
+    // The attempt before this one, which the call went on from.
+    let previous: { line: Line; outcome: AttemptOutcome } | undefined;
     for (let index = 0; index < candidates.length; index++) {
       const line = candidates[index];
       if (line.isFull() || this.lines.isCooling(line)) continue;
+      if (previous) previous.line.failovers[previous.outcome] += 1;
       const isLast = index === candidates.length - 1;
       const outcome = await this.attempt(line, request);
       if ('failure' in outcome) {
         lastFailure = outcome.failure;
+        line.attempts[outcome.failure.failure] += 1;
+        previous = { line, outcome: outcome.failure.failure };
         if (outcome.failure.failure === 'aborted') throw outcome.failure;
         continue;
       }
@@ -89,6 +94,8 @@ export class ForwardService {
         credentialsRefused = refusesCredentialsInBody(request.entry, answer.bufferedBody);
       }
       if (credentialsRefused) {
+        line.attempts.credentials += 1;
+        previous = { line, outcome: 'credentials' };
         await discard(answer);
         lastFailure = new ForwardFailure(
           new GatewayError('upstream_failed', `The upstream refused the gateway's credentials (HTTP ${answer.statusCode}).`),
@@ -97,10 +104,13 @@ export class ForwardService {
         );
         continue;
       }
+      const answered: AttemptOutcome = answer.statusCode === 429 ? '429' : answer.statusCode >= 500 ? '5xx' : 'answered';
+      line.attempts[answered] += 1;
       if (!isRetryableStatus(answer.statusCode) || isLast) {
         if (lastAnswer) await discard(lastAnswer);
         return answer;
       }
+      previous = { line, outcome: answered };
       if (lastAnswer) await discard(lastAnswer);
       lastAnswer = await buffered(answer);
     }

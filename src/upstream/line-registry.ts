@@ -4,8 +4,21 @@ import { GATEWAY_CONFIG, GatewayConfig, UpstreamConfig } from '../config/gateway
 import { Clock } from '../common/clock';
 import { LINE_SETTINGS, LineSettings } from '../config/settings/upstream.settings';
 
+/** How an attempt on a line ended: an answer used or passed on, or why the call looked further. */
+export type AttemptOutcome = 'answered' | '429' | '5xx' | 'credentials' | 'refused' | 'timeout' | 'reset' | 'aborted';
+
+export const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = ['answered', '429', '5xx', 'credentials', 'refused', 'timeout', 'reset', 'aborted'];
+
+function noAttempts(): Record<AttemptOutcome, number> {
+  return { answered: 0, '429': 0, '5xx': 0, credentials: 0, refused: 0, timeout: 0, reset: 0, aborted: 0 };
+}
+
 /** One upstream line: its keep-alive pool and its live state. */
 export class Line {
+  /** Attempts sent to the line since it was made, by outcome (the metrics read them). */
+  readonly attempts = noAttempts();
+  /** Attempts after which the call went on to another line of its model, by outcome. */
+  readonly failovers = noAttempts();
   inFlight = 0;
   coolingUntil = 0;
   /** Until when the line's vendor asked for no calls (a 429's `Retry-After`): tried after the model's other lines. */
