@@ -84,6 +84,18 @@ describe('budget ledger', () => {
     expect(new Date(written.owners[0].period_start!).toISOString()).toBe(FEB);
   });
 
+  it('counts in UTC the periods of a time zone the database does not know, rather than failing the statement', async () => {
+    const { ownerId, keyId } = await owner();
+    await dataSource.query(`UPDATE quota_owner SET budget_timezone = 'Nowhere/Atlantis' WHERE id = $1`, [ownerId]);
+
+    await dataSource.transaction((manager) => addSpend(manager, [slot(ownerId, keyId, JAN_31_LATE, 7n)], new Date(JAN_31_LATE)));
+
+    expect(await periods(ownerId)).toEqual([
+      { key_id: '', start: JAN, spent: '7', reserved: '0' },
+      { key_id: keyId, start: JAN, spent: '7', reserved: '0' },
+    ]);
+  });
+
   it('keeps a key of an owner without a period for good, and no owner row beside the lifetime columns', async () => {
     const { ownerId, keyId } = await owner(null);
 

@@ -32,18 +32,31 @@ export class BudgetPeriods1765300000000 implements MigrationInterface {
         "reserved_nano" bigint NOT NULL DEFAULT 0,
         PRIMARY KEY ("owner_id", "key_id", "period_start")
       )`);
+    // The owner's zone, or UTC when it has none or the database does not know it: a zone the
+    // gateway accepted (Node's zone data) but this server lacks must not make a money statement
+    // fail, which would set its usage records aside.
+    await queryRunner.query(`
+      CREATE FUNCTION budget_zone(zone text) RETURNS text
+      LANGUAGE plpgsql STABLE AS $$
+      BEGIN
+        PERFORM now() AT TIME ZONE coalesce(zone, 'UTC');
+        RETURN coalesce(zone, 'UTC');
+      EXCEPTION WHEN invalid_parameter_value THEN
+        RETURN 'UTC';
+      END
+      $$`);
     // The start and the end of the period that holds `at`: -infinity and infinity without a period.
     await queryRunner.query(`
       CREATE FUNCTION budget_period_start(period text, zone text, at timestamptz) RETURNS timestamptz
       LANGUAGE sql STABLE AS $$
-        SELECT CASE WHEN period IS NULL THEN '-infinity'::timestamptz ELSE date_trunc(period, at, coalesce(zone, 'UTC')) END
+        SELECT CASE WHEN period IS NULL THEN '-infinity'::timestamptz ELSE date_trunc(period, at, budget_zone(zone)) END
       $$`);
     await queryRunner.query(`
       CREATE FUNCTION budget_period_end(period text, zone text, at timestamptz) RETURNS timestamptz
       LANGUAGE sql STABLE AS $$
         SELECT CASE WHEN period IS NULL THEN 'infinity'::timestamptz
-          ELSE (date_trunc(period, at, coalesce(zone, 'UTC')) AT TIME ZONE coalesce(zone, 'UTC') + ('1 ' || period)::interval)
-            AT TIME ZONE coalesce(zone, 'UTC') END
+          ELSE (date_trunc(period, at, budget_zone(zone)) AT TIME ZONE budget_zone(zone) + ('1 ' || period)::interval)
+            AT TIME ZONE budget_zone(zone) END
       $$`);
     await queryRunner.query(`
       CREATE TABLE "budget_alert" (
@@ -68,6 +81,7 @@ export class BudgetPeriods1765300000000 implements MigrationInterface {
     await queryRunner.query(`DROP TABLE "budget_alert"`);
     await queryRunner.query(`DROP FUNCTION budget_period_end(text, text, timestamptz)`);
     await queryRunner.query(`DROP FUNCTION budget_period_start(text, text, timestamptz)`);
+    await queryRunner.query(`DROP FUNCTION budget_zone(text)`);
     await queryRunner.query(`DROP TABLE "budget_spend"`);
     await queryRunner.query(`ALTER TABLE "video_task" DROP COLUMN "budget_window"`);
     await queryRunner.query(`ALTER TABLE "api_key" DROP COLUMN "budget_nano"`);
