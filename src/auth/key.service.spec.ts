@@ -1,3 +1,4 @@
+import { testPrincipal } from '../../test/support/principal';
 import { ApiKeyRepository } from './api-key.repository';
 import { Clock } from '../common/clock';
 import { sha256Hex } from './key-hash';
@@ -44,19 +45,7 @@ class FakeKeyRepository {
 }
 
 function principalOf(plaintext: string, changes: Partial<Principal>): Principal {
-  return {
-    keyId: `id-${plaintext}`,
-    displayPrefix: plaintext.slice(0, 8),
-    ownerId: 'team-a',
-    ownerKind: 'project',
-    models: null,
-    enabled: true,
-    expiresAt: null,
-    keyLimits: null,
-    ownerLimits: null,
-    keyBudgetNano: null,
-    ...changes,
-  };
+  return testPrincipal({ keyId: `id-${plaintext}`, displayPrefix: plaintext.slice(0, 8), ...changes });
 }
 
 function setUp(settings: KeyCacheSettings = SETTINGS) {

@@ -1,3 +1,4 @@
+import { testPrincipal } from '../../test/support/principal';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
@@ -8,18 +9,7 @@ import { MINUTE_MS } from './sliding-minute';
 
 const NOW = 29_000_000 * MINUTE_MS + 10_000;
 
-const CALLER: Principal = {
-  keyId: 'key-1',
-  displayPrefix: 'gk-test',
-  ownerId: 'team-a',
-  ownerKind: 'project',
-  models: null,
-  enabled: true,
-  expiresAt: null,
-  keyLimits: { requests_per_minute: 10, tokens_per_minute: null, concurrent_requests: null },
-  ownerLimits: null,
-  keyBudgetNano: null,
-};
+const CALLER: Principal = testPrincipal({ keyId: 'key-1', keyLimits: { requests_per_minute: 10, tokens_per_minute: null, concurrent_requests: null } });
 
 class FixedClock extends Clock {
   override now(): number {

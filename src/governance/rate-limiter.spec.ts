@@ -1,3 +1,4 @@
+import { testPrincipal } from '../../test/support/principal';
 import { Clock } from '../common/clock';
 import { GatewayError } from '../common/gateway-error';
 import type { Principal } from '../auth/principal';
@@ -17,18 +18,11 @@ class TestClock extends Clock {
 const START = 29_000_000 * MINUTE_MS;
 
 function principal(keyLimits: Partial<RateLimits> | null, ownerLimits: Partial<RateLimits> | null = null, keyId = 'key-1'): Principal {
-  return {
+  return testPrincipal({
     keyId,
-    displayPrefix: 'gk-test',
-    ownerId: 'team-a',
-    ownerKind: 'project',
-    models: null,
-    enabled: true,
-    expiresAt: null,
     keyLimits: keyLimits && { ...NO_LIMITS, ...keyLimits },
     ownerLimits: ownerLimits && { ...NO_LIMITS, ...ownerLimits },
-    keyBudgetNano: null,
-  };
+  });
 }
 
 /** Admits synchronously, as every call after a key's first does (no primer here): the call's end, or the refusal thrown. */

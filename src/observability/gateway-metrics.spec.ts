@@ -1,3 +1,4 @@
+import { testPrincipal } from '../../test/support/principal';
 import type { DataSource } from 'typeorm';
 import type { UsageWriter } from '../metering/usage-writer.service';
 import type { LineRegistry } from '../upstream/line-registry';
@@ -117,18 +118,7 @@ describe(GatewayMetrics.name, () => {
   it('counts rate-limit refusals by entry and limit, never by key or owner', async () => {
     const limiter = new RateLimiter(new Clock());
     const metrics = metricsWith(async () => [], limiter);
-    const principal = {
-      keyId: 'key-1',
-      displayPrefix: 'gk-test',
-      ownerId: 'team-a',
-      ownerKind: 'project' as const,
-      models: null,
-      enabled: true,
-      expiresAt: null,
-      keyLimits: { requests_per_minute: 1, tokens_per_minute: null, concurrent_requests: null },
-      ownerLimits: null,
-      keyBudgetNano: null,
-    };
+    const principal = testPrincipal({ keyId: 'key-1', keyLimits: { requests_per_minute: 1, tokens_per_minute: null, concurrent_requests: null } });
     expect(limiter.admit(principal, 'messages')).toEqual(expect.any(Function));
     for (let refused = 0; refused < 2; refused++) expect(() => limiter.admit(principal, 'messages')).toThrow('limit of 1 requests per minute');
 
