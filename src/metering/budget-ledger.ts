@@ -18,11 +18,9 @@ export interface Balance {
 
 export type { BudgetPeriod } from '../config/budgets';
 
-/** An owner as a money statement leaves it: its lifetime figures and the current period's. */
+/** An owner as a money statement leaves it: its current period's figures and its alerts. */
 export interface OwnerStanding {
   ownerId: string;
-  /** Lifetime spent and reserved (`quota_owner`). */
-  lifetime: { spentNano: bigint; reservedNano: bigint };
   /** The current period's (the lifetime's without a period); undefined: the statement did not touch it. */
   balance: Balance | undefined;
   /** Alert thresholds in per cent of the budget. */
@@ -30,7 +28,7 @@ export interface OwnerStanding {
 }
 
 /** The owner's columns and its current period, computed by the database at `$now`. */
-export const OWNER_STANDING_COLUMNS = `o.id, o.budget_nano, o.spent_nano, o.reserved_nano, o.budget_period, o.alerts,
+const OWNER_STANDING_COLUMNS = `o.id, o.budget_nano, o.spent_nano, o.reserved_nano, o.budget_period, o.alerts,
   CASE WHEN o.budget_period IS NULL THEN NULL ELSE budget_period_start(o.budget_period, o.budget_timezone, $NOW) END AS period_start,
   CASE WHEN o.budget_period IS NULL THEN NULL ELSE budget_period_end(o.budget_period, o.budget_timezone, $NOW) END AS period_end`;
 
@@ -62,16 +60,16 @@ export function millis(value: Date | string): number {
 }
 
 /** `$NOW` in the columns above, as the statement's parameter number. */
-export function standingColumns(nowParameter: number): string {
+function standingColumns(nowParameter: number): string {
   return OWNER_STANDING_COLUMNS.replaceAll('$NOW', `$${nowParameter}::timestamptz`);
 }
 
 /** The owner's standing from its row and the period rows a statement returned (of any owners and keys). */
 export function standingOf(row: OwnerStandingRow, periods: readonly PeriodRow[]): OwnerStanding {
-  const lifetime = { spentNano: BigInt(row.spent_nano), reservedNano: BigInt(row.reserved_nano) };
   const budgetNano = row.budget_nano === null ? null : BigInt(row.budget_nano);
   let balance: Balance | undefined;
   if (row.period_start === null) {
+    const lifetime = { spentNano: BigInt(row.spent_nano), reservedNano: BigInt(row.reserved_nano) };
     balance = { budgetNano, ...lifetime, period: null, periodStart: null, resetsAt: null };
   } else {
     const periodStart = millis(row.period_start);
@@ -89,7 +87,7 @@ export function standingOf(row: OwnerStandingRow, periods: readonly PeriodRow[])
       };
     }
   }
-  return { ownerId: row.id, lifetime, balance, alerts: row.alerts ?? [] };
+  return { ownerId: row.id, balance, alerts: row.alerts ?? [] };
 }
 
 /** A key's figures in its owner's current period, from the rows a statement returned; undefined when it did not touch them. */
