@@ -13,7 +13,9 @@ COPY test/simulator ./test/simulator
 RUN npm run build && npm prune --omit=dev --omit=optional
 
 FROM node:24-bookworm-slim
-ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 DATA_DIR=/data
+# The commit the image was built from, shown by gateway_build_info (`docker build --build-arg GATEWAY_COMMIT=$(git rev-parse --short HEAD)`).
+ARG GATEWAY_COMMIT
+ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 DATA_DIR=/data GATEWAY_COMMIT=${GATEWAY_COMMIT}
 # glibc's allocator: two arenas, and blocks of 128 KiB or more (request bodies) mapped on their
 # own so that freeing one gives its memory back (docs/operations.md "Memory").
 ENV GLIBC_TUNABLES=glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072

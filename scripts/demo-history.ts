@@ -72,6 +72,7 @@ export async function addSampleHistory(app: INestApplication, config: GatewayCon
           upstreamHeadersMs: 80 + Math.floor(random() * 400),
           tags: null,
           endUser: null,
+          linesTried: null,
         });
         written += 1;
       }

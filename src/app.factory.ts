@@ -17,6 +17,8 @@ import { answerClientError, answerServerRefusals, missingHostRefusal } from './c
 import type { DestinationStream } from 'pino';
 import { createGatewayLog } from './observability/call-log';
 import { CallTelemetry } from './observability/call-telemetry';
+import { traceCalls } from './observability/tracing';
+import { tracingSettingsFrom, type TracingSettings } from './config/settings/tracing.settings';
 import { nestLoggerOf } from './observability/nest-logger';
 import { carryRequestId, TimedServerResponse } from './common/timed-response';
 import { serveAdminDocs } from './admin/admin-docs';
@@ -31,6 +33,8 @@ export interface AppCreateOptions {
   logger?: LoggerService | LogLevel[] | false;
   /** Where the JSON log goes (call lines, and Nest's messages by default); default: standard output. */
   logDestination?: DestinationStream;
+  /** OpenTelemetry traces; default: from the process's `OTEL_*` variables (off without an OTLP endpoint); null: off. */
+  tracing?: TracingSettings | null;
 }
 
 /**
@@ -83,6 +87,8 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
   });
   if (create.logger === undefined) app.useLogger(nestLoggerOf(log));
   const telemetry = app.get(CallTelemetry);
+  const tracing = create.tracing === undefined ? tracingSettingsFrom(process.env) : create.tracing;
+  if (tracing) await traceCalls(app, tracing, log);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
   const parseBody = (request: FastifyRequest, payload: IncomingMessage, done: BodyDone) => {

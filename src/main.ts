@@ -1,13 +1,16 @@
 import 'reflect-metadata';
 import { gatewayOptionsFromEnv, processSettingsFrom } from './config/gateway-options';
 import { ConfigError } from './config/config.loader';
+import { tracingSettingsFrom } from './config/settings/tracing.settings';
 
 async function bootstrap(): Promise<void> {
   let options;
   let settings;
+  let tracing;
   try {
     options = gatewayOptionsFromEnv(process.env);
     settings = processSettingsFrom(process.env);
+    tracing = tracingSettingsFrom(process.env) ?? null;
   } catch (error) {
     // A bad configuration stops the process with every problem named by its YAML path, before
     // the application's modules (Nest, TypeORM, the engine: most of a start's time) are loaded.
@@ -21,7 +24,7 @@ async function bootstrap(): Promise<void> {
     import('./admin/catalog-admin.service'),
     import('./common/gateway-error'),
   ]);
-  const app = await createGatewayApp(options);
+  const app = await createGatewayApp(options, { tracing });
   installGracefulShutdown(app, settings.shutdownDrainMs, settings.shutdownDelayMs);
   // SIGHUP reads the configuration file again; a bad file is logged and changes nothing.
   process.on('SIGHUP', () => {

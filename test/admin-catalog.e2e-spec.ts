@@ -126,6 +126,8 @@ describe('the live catalog through the admin API', () => {
       ['an unknown field', { ...newModel('bad-model'), colour: 'blue' }, 'colour: unknown field'],
       ['no interfaces', { ...newModel('bad-model'), interfaces: [] }, 'interfaces'],
       ['a tier without a condition', { ...newModel('bad-model'), price_tiers: [{ prices: { input_tokens: 1 } }] }, 'price_tiers[0]: must name'],
+      ['a negative line weight', newModel('bad-model', [{ id: 'line-a', weight: -1 }] as never), 'lines[0].weight: must be a whole number'],
+      ['too many retries', { ...newModel('bad-model'), retry: { attempts: 11 } }, 'retry.attempts: must be a whole number from 0 to 10'],
     ])('refuses a model with %s with 400 naming the field', async (_label, body, message) => {
       const refused = await admin(gateway, 'POST', '/admin/models', body);
 
@@ -162,6 +164,21 @@ describe('the live catalog through the admin API', () => {
       expect(unversioned.body.error.message).toContain('version: is required');
       expect(renamed.status).toBe(400);
       expect(renamed.body.error.message).toContain('id: must be "added-model"');
+    });
+  });
+
+  describe('lines with weights and names of their own', () => {
+    it('are stored and shown as items, with retry, and the line is called with its own name for the model', async () => {
+      const read = await admin(gateway, 'GET', '/admin/models/added-model');
+      const lines = [{ id: 'line-a', weight: 2, upstream_model: 'deployment-a' }];
+
+      const patched = await admin(gateway, 'PATCH', '/admin/models/added-model', { lines, retry: { attempts: 1 }, version: read.body.version });
+
+      expect(patched.status).toBe(200);
+      expect(patched.body).toMatchObject({ lines, retry: { attempts: 1 } });
+      expect((await admin(gateway, 'GET', '/admin/models/added-model')).body).toMatchObject({ lines, retry: { attempts: 1 } });
+      await openai(gateway).chat.completions.create({ model: 'added-model', messages: [{ role: 'user', content: 'hi' }] });
+      expect((gateway.simulator.requests.at(-1)!.json as { model: string }).model).toBe('deployment-a');
     });
   });
 

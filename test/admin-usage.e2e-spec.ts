@@ -24,16 +24,19 @@ async function storedRecords(gateway: GatewayHarness): Promise<StoredRecord[]> {
   await gateway.flushUsage();
   return gateway.dataSource.query(
     `SELECT request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to, status, error_code, stream,
-            usage, cost_nano::text AS cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user
+            usage, cost_nano::text AS cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user, lines_tried
        FROM usage_record ORDER BY started_at DESC, request_id DESC`,
   );
 }
 
 /** What the admin API should show for a stored record. */
 function viewOf(record: StoredRecord) {
+  const linesTried = record.lines_tried ?? (record.line === null ? [] : [record.line]);
   return {
     ...record,
     tags: record.tags ?? [],
+    attempts: linesTried.length,
+    lines_tried: linesTried,
     cost: Number(nanoToDecimal(BigInt(record.cost_nano))),
     started_at: new Date(record.started_at).toISOString(),
     written: true,

@@ -10,6 +10,13 @@ import { parseAllDocuments } from 'yaml';
 import { loadGatewayConfigFile } from '../src/config/config.loader';
 import { defaultSettings, processSettingsFrom } from '../src/config/gateway-options';
 import { HealthController } from '../src/health/health.controller';
+import { Clock } from '../src/common/clock';
+import type { AlertDelivery } from '../src/governance/alert-delivery';
+import { RateLimiter } from '../src/governance/rate-limiter';
+import type { UsageWriter } from '../src/metering/usage-writer.service';
+import { GatewayMetrics } from '../src/observability/gateway-metrics';
+import type { LineRegistry } from '../src/upstream/line-registry';
+import type { DataSource } from 'typeorm';
 import { NGINX } from './support/nginx';
 
 /**
@@ -238,5 +245,140 @@ describe('docs/deploy/kubernetes.yaml', () => {
     expect(pod.metadata.labels).toMatchObject(budget.spec.selector.matchLabels);
     for (const port of service.spec.ports) expect(containerPorts).toContain(port.targetPort);
     expect(budget.spec.minAvailable).toBeLessThan(deployment.spec.replicas);
+  });
+});
+
+// ---------------------------------------------------------------- Grafana dashboard
+
+const DASHBOARD_FILE = join(DEPLOY, 'grafana-dashboard.json');
+
+/** The metrics GET /metrics exposes, by name, and the names of their series (a histogram's `_bucket`, `_sum` and `_count`). */
+interface Exposed {
+  metrics: Set<string>;
+  series: Map<string, string>;
+}
+
+/** What GET /metrics exposes, read from the `# TYPE` lines of the gateway's own registry (MetricsController renders it). */
+async function exposedMetrics(): Promise<Exposed> {
+  const lines = { all: () => [], isCooling: () => false, isRateLimited: () => false } as unknown as LineRegistry;
+  const writer = { depth: 0, failedWrites: 0 } as unknown as UsageWriter;
+  const database = { query: async () => [] } as unknown as DataSource;
+  const alerts = { outcomes: { delivered: 0, failed: 0 } } as AlertDelivery;
+  const text = await new GatewayMetrics(lines, writer, database, new RateLimiter(new Clock()), alerts).render();
+  const exposed: Exposed = { metrics: new Set(), series: new Map() };
+  for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\w+)$/gm)) {
+    exposed.metrics.add(name);
+    exposed.series.set(name, name);
+    if (type === 'histogram' || type === 'summary') for (const suffix of ['_bucket', '_sum', '_count']) exposed.series.set(`${name}${suffix}`, name);
+  }
+  return exposed;
+}
+
+/** PromQL words that look like names: binary operators, modifiers, special numbers. */
+const PROMQL_WORDS = new Set(['and', 'or', 'unless', 'bool', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'inf', 'nan']);
+
+/**
+ * The metric names a PromQL expression selects: what is left once strings, label matchers,
+ * ranges, label lists, Grafana's variables and numbers are taken out, except function names
+ * (followed by a parenthesis) and PromQL's own words.
+ */
+function metricNamesOf(expression: string): string[] {
+  const bare = expression
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, ' ')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/gi, ' ')
+    .replace(/\$\{[^}]*\}|\$\w+/g, ' ')
+    .replace(/\boffset\s+-?[\w.]+/gi, ' ')
+    .replace(/(?<![\w:.])\d+(?:\.\d+)?(?:e[+-]?\d+)?/gi, ' ');
+  const names = new Set<string>();
+  for (const [, name, call] of bare.matchAll(/([a-zA-Z_:][\w:]*)(\s*\()?/g)) {
+    if (call === undefined && !PROMQL_WORDS.has(name.toLowerCase())) names.add(name);
+  }
+  return [...names];
+}
+
+/** A query variable's metric names: `label_values(selector, label)` selects by its first argument, `query_result(…)` by its expression. */
+function variableMetricNames(query: string): string[] {
+  const labelValues = /^\s*label_values\((.*),\s*\w+\s*\)\s*$/s.exec(query);
+  if (labelValues) return metricNamesOf(labelValues[1]);
+  if (/^\s*label_values\(\s*\w+\s*\)\s*$/.test(query)) return [];
+  const result = /^\s*query_result\((.*)\)\s*$/s.exec(query);
+  return result ? metricNamesOf(result[1]) : metricNamesOf(query);
+}
+
+interface DashboardPanel {
+  id: number;
+  type: string;
+  title: string;
+  datasource?: { type?: string; uid?: string };
+  targets?: Array<{ expr?: string; datasource?: { type?: string; uid?: string } }>;
+  panels?: DashboardPanel[];
+}
+
+/** Every panel, those of collapsed rows included, rows aside. */
+function panelsOf(dashboard: { panels: DashboardPanel[] }): DashboardPanel[] {
+  return dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]).filter((panel) => panel.type !== 'row');
+}
+
+describe('docs/deploy/grafana-dashboard.json', () => {
+  let dashboard: any, panels: DashboardPanel[], exposed: Exposed;
+  beforeAll(async () => {
+    dashboard = JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8'));
+    panels = panelsOf(dashboard);
+    exposed = await exposedMetrics();
+  });
+
+  /** [panel or variable, metric name] of every name the dashboard's queries select. */
+  function usedNames(): Array<[string, string]> {
+    const used: Array<[string, string]> = [];
+    for (const panel of panels) for (const target of panel.targets ?? []) for (const name of metricNamesOf(target.expr ?? '')) used.push([panel.title, name]);
+    for (const variable of dashboard.templating.list.filter((item: { type: string }) => item.type === 'query')) {
+      const query = typeof variable.query === 'string' ? variable.query : variable.query.query;
+      for (const name of variableMetricNames(query)) used.push([`$${variable.name}`, name]);
+    }
+    return used;
+  }
+
+  it('finds the metric names of an expression, leaving out functions, labels, ranges, variables and numbers', () => {
+    expect(
+      metricNamesOf(
+        'histogram_quantile(0.95, sum by (le, entry) (rate(gateway_request_duration_seconds_bucket{entry=~"$entry", status="5xx"}[$__rate_interval]))) ' +
+          '/ on (entry) group_left 3600 * 1e9 * max without (instance) (gateway_not_a_metric offset 1h) and bool up',
+      ),
+    ).toEqual(['gateway_request_duration_seconds_bucket', 'gateway_not_a_metric', 'up']);
+    expect(variableMetricNames('label_values(gateway_build_info{job="gateway"}, instance)')).toEqual(['gateway_build_info']);
+    expect(variableMetricNames('label_values(instance)')).toEqual([]);
+  });
+
+  it('reads its Prometheus data source from a variable, in every panel and query', () => {
+    const variable = dashboard.templating.list.find((item: { type: string }) => item.type === 'datasource');
+    const source = { type: 'prometheus', uid: `\${${variable.name}}` };
+
+    expect(variable.query).toBe('prometheus');
+    expect(panels.length).toBeGreaterThan(10);
+    for (const panel of panels) {
+      expect([panel.title, panel.datasource]).toEqual([panel.title, source]);
+      expect([panel.title, panel.targets?.length]).toEqual([panel.title, expect.any(Number)]);
+      for (const target of panel.targets!) expect([panel.title, target.datasource, typeof target.expr]).toEqual([panel.title, source, 'string']);
+    }
+    expect(new Set(dashboard.panels.flatMap((panel: DashboardPanel) => [panel, ...(panel.panels ?? [])]).map((panel: DashboardPanel) => panel.id)).size).toBe(
+      dashboard.panels.flatMap((panel: DashboardPanel) => [panel, ...(panel.panels ?? [])]).length,
+    );
+  });
+
+  it('queries only metrics that GET /metrics exposes', () => {
+    const used = usedNames();
+
+    expect(used.length).toBeGreaterThan(20);
+    expect(used.filter(([, name]) => !exposed.series.has(name))).toEqual([]);
+  });
+
+  it("shows every one of the gateway's own metrics", () => {
+    const shown = new Set(usedNames().map(([, name]) => exposed.series.get(name)));
+    const own = [...exposed.metrics].filter((name) => name.startsWith('gateway_'));
+
+    expect(own.length).toBeGreaterThan(20);
+    expect(own.filter((name) => !shown.has(name))).toEqual([]);
   });
 });

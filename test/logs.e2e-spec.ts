@@ -1,6 +1,10 @@
+import { AdminService } from '../src/admin/admin.service';
+import { VideoReconciler } from '../src/video/video-reconciler';
+import { VideoTaskStore } from '../src/video/video-task.store';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
 import { KEYS, VENDOR_KEY } from './support/test-config';
 import { until } from './support/until';
+import { taskRow, VENDOR_C, VIDEO_KEYS, VIDEO_TEST_SETTINGS, videoConfigYaml } from './support/video-kit';
 
 /**
  * The JSON log (pino): one line per request with who, what, how it ended and how long it took;
@@ -31,6 +35,19 @@ class LogCapture {
     return this.lines.filter((line) => line.msg === 'call');
   }
 
+  /** Where the log stands now: `since` reads the lines written after it. */
+  mark(): number {
+    return this.text.length;
+  }
+
+  since(mark: number): LogLine[] {
+    return this.text
+      .slice(mark)
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as LogLine);
+  }
+
   /** The call lines of one request id. */
   of(requestId: string): LogLine[] {
     return this.calls().filter((line) => line.request_id === requestId);
@@ -51,10 +68,10 @@ interface Answer {
   requestId: string;
 }
 
-async function post(gateway: GatewayHarness, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+async function post(gateway: GatewayHarness, path: string, body: unknown, headers: Record<string, string> = {}, key: string = KEYS.all): Promise<Answer> {
   const response = await fetch(`${gateway.url}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${KEYS.all}`, 'content-type': 'application/json', ...headers },
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
   return { status: response.status, text: await response.text(), requestId: response.headers.get('x-request-id') ?? '' };
@@ -209,5 +226,113 @@ describe('LOG_LEVEL', () => {
     expect(log.of(fine.requestId)).toEqual([]);
     expect(log.of(refused.requestId)).toEqual([]);
     expect(log.lines.every((line) => line.level >= 40)).toBe(true);
+  });
+});
+
+/** The lines at warn or above that name no request: none may be written about a request. */
+function unnamed(lines: LogLine[]): LogLine[] {
+  return lines.filter((line) => line.level >= 40 && (typeof line.request_id !== 'string' || line.request_id === ''));
+}
+
+/** What PostgreSQL says of a value that does not fit its column: the record, not the database, is at fault. */
+function dataError(): Error {
+  return Object.assign(new Error('value out of range for type smallint'), { code: '22003' });
+}
+
+describe('lines at warn and above about a request', () => {
+  const log = new LogCapture();
+  let gateway: GatewayHarness;
+
+  beforeAll(async () => {
+    gateway = await GatewayHarness.start({
+      configYaml: videoConfigYaml,
+      // Usage records wait for the test's flush; video tasks for the test's reconciler rounds.
+      settings: { logLevel: 'info', video: VIDEO_TEST_SETTINGS, usageWriter: { flushIntervalMs: 600_000, batchSize: 500, shutdownDeadlineMs: 1_000 } },
+      logDestination: log,
+    });
+  });
+
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await gateway.flushUsage();
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+  });
+
+  it('name the request on the error line of an unexpected failure, beside its call line', async () => {
+    jest.spyOn(gateway.app.get(AdminService), 'owner').mockRejectedValueOnce(new TypeError('owner view lost a member'));
+    const mark = log.mark();
+    const response = await fetch(`${gateway.url}/admin/owners/team-a`, { headers: { authorization: `Bearer ${ADMIN_TOKEN_FOR_TESTS}` } });
+    await response.text();
+    const requestId = response.headers.get('x-request-id')!;
+    expect(response.status).toBe(500);
+    await log.one(requestId);
+
+    const lines = log.since(mark);
+    expect(lines.find((line) => line.level === 50)).toMatchObject({
+      context: 'Gateway',
+      request_id: requestId,
+      err: { type: 'TypeError', message: 'owner view lost a member', stack: expect.stringContaining('owner view lost a member') },
+    });
+    expect(unnamed(lines)).toEqual([]);
+  });
+
+  it('name the request when its upstream breaks off mid-stream', async () => {
+    gateway.simulator.failNext('/v1/chat/completions', { kind: 'reset-mid-stream', afterEvents: 2 });
+    const mark = log.mark();
+    const answer = await post(gateway, '/v1/chat/completions', { ...CHAT, stream: true }, {}, VIDEO_KEYS.teamA1);
+    expect(answer.status).toBe(200);
+    expect(answer.text).not.toContain('data: [DONE]');
+
+    expect(await log.one(answer.requestId)).toMatchObject({ stream: true, error_code: expect.any(String) });
+    expect(unnamed(log.since(mark))).toEqual([]);
+  });
+
+  it('name the request of a usage record the database refuses and sets aside', async () => {
+    const answer = await post(gateway, '/v1/chat/completions', CHAT, {}, VIDEO_KEYS.teamA1);
+    expect(answer.status).toBe(200);
+    jest.spyOn(gateway.dataSource, 'transaction').mockRejectedValue(dataError());
+    const mark = log.mark();
+    await gateway.flushUsage();
+    jest.restoreAllMocks();
+
+    const lines = log.since(mark);
+    expect(lines.filter((line) => line.level === 50)).toEqual([
+      expect.objectContaining({ context: 'UsageWriter', request_id: answer.requestId, msg: expect.stringContaining('refused by the database and set aside') }),
+    ]);
+    expect(unnamed(lines)).toEqual([]);
+  });
+
+  it("name the query's request and the task when a video task's state cannot be recorded, and the submit's when its background look fails", async () => {
+    const submit = await post(gateway, VENDOR_C.submit, { model: 'video-c', duration: 5, content: [{ type: 'text', text: 'a kite' }] }, {}, VIDEO_KEYS.teamA1);
+    expect(submit.status).toBe(200);
+    const taskId = JSON.parse(submit.text).task_id as string;
+    gateway.simulator.video.succeed((await taskRow(gateway, taskId)).upstream_task_id, { output_seconds: 5, input_seconds: 0, input_image_count: 0 });
+    const store = gateway.app.get(VideoTaskStore);
+    jest.spyOn(store, 'settle').mockRejectedValue(new Error('database away'));
+
+    const queried = log.mark();
+    const query = await fetch(`${gateway.url}${VENDOR_C.query(taskId)}`, { headers: { authorization: `Bearer ${VIDEO_KEYS.teamA1}` } });
+    await query.text();
+    const queryId = query.headers.get('x-request-id')!;
+    expect(query.status).toBe(200);
+    await log.one(queryId);
+    const queryLines = log.since(queried);
+
+    jest.spyOn(store, 'pollFailed').mockRejectedValue(new Error('database away'));
+    await gateway.dataSource.query(`UPDATE video_task SET next_poll_at = now() - interval '1 second' WHERE id = $1`, [taskId]);
+    const looked = log.mark();
+    expect(await gateway.app.get(VideoReconciler).runOnce()).toBe(1);
+    const roundLines = log.since(looked);
+
+    expect(queryLines.filter((line) => line.level === 40)).toEqual([
+      expect.objectContaining({ context: 'VideoTasks', request_id: queryId, task_id: taskId, submit_request_id: submit.requestId }),
+    ]);
+    expect(roundLines.filter((line) => line.level === 40)).toEqual([
+      expect.objectContaining({ context: 'VideoReconciler', request_id: submit.requestId, task_id: taskId }),
+    ]);
+    expect(unnamed([...queryLines, ...roundLines])).toEqual([]);
   });
 });

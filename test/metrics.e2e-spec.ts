@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { LineRegistry } from '../src/upstream/line-registry';
 import { register as globalRegistry } from 'prom-client';
 import { GatewayHarness } from './support/gateway-harness';
@@ -6,8 +8,9 @@ import { taskRow, VENDOR_C, VIDEO_TEST_SETTINGS } from './support/video-kit';
 
 /**
  * GET /metrics (Prometheus text format, no key): requests by entry, model, status and
- * translation; upstream and gateway time; usage and cost matching the usage records; requests
- * in flight; each line's state; the usage writer; video tasks open and settled.
+ * translation; upstream and gateway time; usage (a counter per unit) and cost matching the usage
+ * records; requests in flight; each line's state; the usage writer; video tasks open and settled;
+ * the build running.
  */
 
 const KEY = 'gk-metrics-team-0001';
@@ -142,7 +145,7 @@ describe('GET /metrics', () => {
         video: VIDEO_TEST_SETTINGS,
         // Usage records wait for the test's flush, so the queue depth can be seen.
         usageWriter: { flushIntervalMs: 600_000, batchSize: 500, shutdownDeadlineMs: 1_000 },
-        lines: { cooldownMs: 60_000, rateLimitCooldownMaxMs: 60_000, connections: 16 },
+        lines: { cooldownMs: 60_000, rateLimitCooldownMaxMs: 60_000, connections: 16, retry: { attempts: 0, backoffMs: 0, maxBackoffMs: 0 } },
       },
     });
     const native = await post(gateway, '/v1/chat/completions', CHAT);
@@ -168,6 +171,16 @@ describe('GET /metrics', () => {
     expect(metrics.typeOf('gateway_in_flight_requests')).toBe('gauge');
     expect(metrics.value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(globalRegistry.getSingleMetric('gateway_requests_total')).toBeUndefined();
+  });
+
+  it('shows the version and the Node.js version running as gateway_build_info 1', async () => {
+    const metrics = await scrape(gateway);
+    const { version } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+
+    expect(metrics.typeOf('gateway_build_info')).toBe('gauge');
+    expect(metrics.all('gateway_build_info')).toEqual([
+      { name: 'gateway_build_info', labels: expect.objectContaining({ version, node_version: process.versions.node }), value: 1 },
+    ]);
   });
 
   it('counts requests by entry, model, status and whether they were translated', async () => {
@@ -223,7 +236,7 @@ describe('GET /metrics', () => {
     for (const figure of ['input_tokens', 'output_tokens']) {
       const billed = records.reduce((sum, record) => sum + (record.usage?.[figure] ?? 0), 0);
       expect(billed).toBeGreaterThan(0);
-      expect(metrics.value('gateway_usage_total', { model: 'chat-model', figure })).toBe(billed);
+      expect(metrics.value('gateway_usage_tokens_total', { model: 'chat-model', figure })).toBe(billed);
     }
     const costNano = records.reduce((sum, record) => sum + record.costNano, 0n);
     expect(costNano).toBeGreaterThan(0n);
@@ -335,7 +348,9 @@ describe('GET /metrics', () => {
       expect(record?.costNano).toBe(250_000_000n);
       expect(metrics.value('gateway_video_tasks_settled_total', { settlement: 'usage', status: 'succeeded' })).toBe(1);
       expect(metrics.value('gateway_video_tasks_open', { status: 'queued' })).toBeUndefined();
-      expect(metrics.value('gateway_usage_total', { model: 'video-c', figure: 'output_seconds' })).toBe(5);
+      expect(metrics.value('gateway_usage_seconds_total', { model: 'video-c', figure: 'output_seconds' })).toBe(5);
+      // Seconds are never counted as tokens: each unit has its own counter.
+      expect(metrics.all('gateway_usage_tokens_total').filter((sample) => sample.labels.model === 'video-c')).toEqual([]);
       expect(metrics.value('gateway_cost_total', { model: 'video-c' })).toBeCloseTo(0.25, 12);
       expect(
         metrics.value('gateway_requests_total', { entry: '/vendor-c/v2/query/video_generation/:taskId', model: 'none', status: '200', translated: 'false' }),

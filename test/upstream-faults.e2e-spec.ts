@@ -141,7 +141,7 @@ describe('upstream faults', () => {
   beforeAll(async () => {
     harness = await GatewayHarness.start({
       configYaml: faultsConfigYaml,
-      settings: { lines: { cooldownMs: COOLDOWN_MS, rateLimitCooldownMaxMs: 60_000, connections: 16 } },
+      settings: { lines: { cooldownMs: COOLDOWN_MS, rateLimitCooldownMaxMs: 60_000, connections: 16, retry: { attempts: 0, backoffMs: 0, maxBackoffMs: 0 } } },
     });
     const clock = harness.app.get(Clock);
     jest.spyOn(clock, 'now').mockImplementation(() => Date.now() + clockOffsetMs);

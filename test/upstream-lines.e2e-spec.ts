@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { createServer, type AddressInfo } from 'node:net';
 import { Clock } from '../src/common/clock';
 import { GatewayHarness } from './support/gateway-harness';
@@ -72,6 +73,11 @@ models:${[
     model('slow-model', 'chat_completions', 'line-slow'),
     model('narrow-model', 'chat_completions', 'line-narrow'),
     model('narrow-first-model', 'chat_completions', 'line-narrow, line-b'),
+    model('weighted-model', 'chat_completions', '{ id: line-a, weight: 3 }, { id: line-b, weight: 1 }'),
+    model('renamed-model', 'chat_completions', 'line-a, { id: line-b, upstream_model: deployment-b }'),
+    model('renamed-messages-model', 'messages', 'line-a, { id: line-b, upstream_model: deployment-b }'),
+    `${model('retry-model', 'chat_completions', 'line-a')}
+    retry: { attempts: 2, backoff_ms: 10, max_backoff_ms: 2000 }`,
   ].join('')}
 owners:
   - id: team-a
@@ -120,7 +126,14 @@ describe('upstream lines', () => {
     ports.lone = await closedPort();
     harness = await GatewayHarness.start({
       configYaml: (simulatorUrl) => linesConfigYaml(simulatorUrl, ports),
-      settings: { lines: { cooldownMs: COOLDOWN_MS, rateLimitCooldownMaxMs: RATE_LIMIT_COOLDOWN_MAX_MS, connections: 16 } },
+      settings: {
+        lines: {
+          cooldownMs: COOLDOWN_MS,
+          rateLimitCooldownMaxMs: RATE_LIMIT_COOLDOWN_MAX_MS,
+          connections: 16,
+          retry: { attempts: 0, backoffMs: 0, maxBackoffMs: 0 },
+        },
+      },
     });
     simulator = harness.simulator;
     const clock = harness.app.get(Clock);
@@ -223,6 +236,81 @@ describe('upstream lines', () => {
       expect(JSON.parse(answer.text)).toMatchObject({ type: 'message', role: 'assistant' });
       expect(simulator.requests).toHaveLength(2);
       expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', interface: 'messages' });
+    });
+  });
+
+  describe('weights, line model names and retries', () => {
+    it('spreads the first attempts of 400 calls 3:1 by weight (line-a within 240 to 360)', async () => {
+      const served: Record<string, number> = {};
+      for (let call = 0; call < 400; call++) {
+        const answer = await post(CHAT_PATH, chatBody('weighted-model'));
+        expect(answer.status).toBe(200);
+        served[answer.requestId] = 0;
+      }
+      const lines = (await harness.usageRecords()).filter((record) => record.requestId in served).map((record) => record.line);
+      const onA = lines.filter((line) => line === 'line-a').length;
+      expect(lines).toHaveLength(400);
+      expect(onA).toBeGreaterThanOrEqual(240);
+      expect(onA).toBeLessThanOrEqual(360);
+      expect(lines.filter((line) => line === 'line-b')).toHaveLength(400 - onA);
+    });
+
+    it("sends a line its own upstream_model, the other lines the model's, and records the line and the lines tried", async () => {
+      simulator.failNext(CHAT_PATH, { status: 503 });
+
+      const answer = await post(CHAT_PATH, chatBody('renamed-model'));
+
+      expect(answer.status).toBe(200);
+      expect(simulator.requests.map((request) => (request.json as { model: string }).model)).toEqual(['vendor-chat-2025-01', 'deployment-b']);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-b', model: 'renamed-model', linesTried: ['line-a', 'line-b'] });
+      const view = (await httpCall(harness.url, 'GET', `/admin/usage/${answer.requestId}`)).body;
+      expect(view).toMatchObject({ line: 'line-b', attempts: 2, lines_tried: ['line-a', 'line-b'] });
+    });
+
+    it("translates for a line's own upstream_model too, and reads its answer", async () => {
+      simulator.failNext(MESSAGES_PATH, { status: 529 });
+
+      const answer = await post('/v1/responses', { model: 'renamed-messages-model', input: 'Say hello to the lines' });
+
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('x-gateway-translated')).toBe('messages');
+      expect(JSON.parse(answer.text)).toMatchObject({ object: 'response', status: 'completed', model: 'deployment-b' });
+      expect(simulator.requests.map((request) => [request.path, (request.json as { model: string }).model])).toEqual([
+        [MESSAGES_PATH, 'vendor-chat-2025-01'],
+        [MESSAGES_PATH, 'deployment-b'],
+      ]);
+    });
+
+    it("retries a model's only line after the 503's Retry-After-Ms, and records both attempts", async () => {
+      simulator.failNext(CHAT_PATH, { status: 503, headers: { 'retry-after-ms': '300' } });
+      const started = performance.now();
+
+      const answer = await post(CHAT_PATH, chatBody('retry-model'));
+
+      expect(answer.status).toBe(200);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-a', status: 200, linesTried: ['line-a', 'line-a'] });
+    });
+
+    it('gives the last answer as it came once the retries are spent', async () => {
+      simulator.failNext(CHAT_PATH, { status: 500 }, 3);
+
+      const answer = await post(CHAT_PATH, chatBody('retry-model'));
+
+      expect(answer.status).toBe(500);
+      expect(simulator.requests).toHaveLength(3);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ status: 500, linesTried: ['line-a', 'line-a', 'line-a'] });
+    });
+
+    it('never retries once the first byte went to the client: a stream broken mid-way is recorded as broken', async () => {
+      simulator.failNext(CHAT_PATH, { kind: 'reset-mid-stream', afterEvents: 2 });
+
+      const answer = await post(CHAT_PATH, chatBody('retry-model', true));
+
+      expect(answer.status).toBe(200);
+      expect(simulator.requests).toHaveLength(1);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ errorCode: 'upstream_stream_broken', linesTried: null });
     });
   });
 

@@ -8,6 +8,8 @@ import type {
   KeyView,
   LineStateView,
   MinuteTotalView,
+  ModelLine,
+  ModelRetry,
   ModelView,
   OwnerKind,
   OwnerView,
@@ -189,7 +191,7 @@ export const listCatalogModels = async (): Promise<CatalogModelView[]> => (await
 export const catalogModel = (id: string): Promise<CatalogModelView> => call('GET', `/admin/models/${segment(id)}`);
 
 /** The JSON form of a configuration-file `models` item; `null` clears an optional field in a change. */
-export type ModelBody = Record<string, unknown>;
+export type ModelBody = Record<string, unknown> & { lines?: ModelLine[]; retry?: ModelRetry | null };
 
 export const createModel = (body: ModelBody): Promise<CatalogModelView> => call('POST', '/admin/models', body);
 

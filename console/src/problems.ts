@@ -51,6 +51,20 @@ export function problemsByPart(problems: string[] | undefined, field: string): R
   return parts;
 }
 
+/**
+ * A list field's problems by the item and part they name: `lines[1].weight: …` under `1.weight`,
+ * `lines[1]: …` under `1`; those of the list as a whole under ''.
+ */
+export function problemsByItem(problems: string[] | undefined, field: string): Record<string, string[]> {
+  const items: Record<string, string[]> = {};
+  for (const problem of problems ?? []) {
+    const item = problem.startsWith(`${field}[`) ? /^\[(\d+)\](?:\.([A-Za-z0-9_-]+))?:/.exec(problem.slice(field.length)) : null;
+    const key = item ? (item[2] === undefined ? item[1] : `${item[1]}.${item[2]}`) : '';
+    (items[key] ??= []).push(problem);
+  }
+  return items;
+}
+
 /** The `prices.<name>` problems' price names, to mark their rows. */
 export function priceNamesIn(problems: string[] | undefined): Set<string> {
   return new Set(Object.keys(problemsByPart(problems, 'prices')).filter((name) => name !== ''));
@@ -83,10 +97,15 @@ export class Checks {
   }
 }
 
-/** A whole number from 1, or undefined when empty; throws `field: …` for anything else. */
-export function positiveInteger(text: string, field: string, what: string): number | undefined {
+/** A whole number from `min` to `max`, or undefined when empty; throws `field: problem` for anything else. */
+export function wholeNumber(text: string, field: string, min: number, max: number, problem: string): number | undefined {
   const value = text.trim();
   if (value === '') return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) throw new Error(`${field}: must be a whole number from 1 (${what})`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max || !Number.isSafeInteger(Number(value))) throw new Error(`${field}: ${problem}`);
   return Number(value);
+}
+
+/** A whole number from 1, or undefined when empty; throws `field: …` for anything else. */
+export function positiveInteger(text: string, field: string, what: string): number | undefined {
+  return wholeNumber(text, field, 1, Number.MAX_SAFE_INTEGER, `must be a whole number from 1 (${what})`);
 }

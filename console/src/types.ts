@@ -115,6 +115,10 @@ export interface UsageRecordView {
   tags: string[];
   /** The end user the request body named (`user`; messages: `metadata.user_id`). */
   end_user: string | null;
+  /** Attempts on upstream lines, failovers and retries each counted; 0 when no line was tried. */
+  attempts: number;
+  /** The line of each attempt, in order (a line tried again is listed again). */
+  lines_tried: string[];
   written: boolean;
 }
 
@@ -149,10 +153,49 @@ export interface PriceTierView {
   prices: Record<string, string>;
 }
 
+/**
+ * A line of a model as an item with its own terms: `weight` (0–1000) its share of a call's first
+ * attempt, 0 for failover only; `upstream_model` the model's name on that line.
+ */
+export interface ModelLineItem {
+  id: string;
+  weight?: number;
+  upstream_model?: string;
+}
+
+/**
+ * A model's line in the admin API, in views and bodies alike: a plain id when it has neither a
+ * weight nor a model name of its own (the gateway writes every line as an item once any has a weight).
+ */
+export type ModelLine = string | ModelLineItem;
+
+/** The line id and terms of a model's line, whichever way it is written. */
+export function lineItemOf(line: ModelLine): ModelLineItem {
+  return typeof line === 'string' ? { id: line } : line;
+}
+
+/**
+ * A model's retries after every line failed; a field left out takes the gateway's setting
+ * (RETRY_ATTEMPTS, RETRY_BACKOFF_MS, RETRY_MAX_BACKOFF_MS: 0, 250 and 5000 unless changed).
+ */
+export interface ModelRetry {
+  /** 0–10. */
+  attempts?: number;
+  /** The first retry's back-off ceiling, doubling per retry (full jitter). */
+  backoff_ms?: number;
+  /** The longest wait; a vendor Retry-After longer than it ends the retries. */
+  max_backoff_ms?: number;
+}
+
+export const RETRY_FIELDS = ['attempts', 'backoff_ms', 'max_backoff_ms'] as const satisfies ReadonlyArray<keyof ModelRetry>;
+
 /** A catalog model as GET /admin/models shows it: the configuration-file item, defaults filled in, prices as exact decimal strings. */
 export interface CatalogModelView extends ModelView {
   upstream_model: string;
-  lines: string[];
+  /** In failover order. */
+  lines: ModelLine[];
+  /** Absent: the gateway's RETRY_* settings. */
+  retry?: ModelRetry;
   capabilities: { image_input?: boolean };
   max_tokens?: number;
   prices: Record<string, string>;

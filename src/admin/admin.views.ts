@@ -180,6 +180,8 @@ export class UsageRecordView {
     description: 'The end user the request body named (`user`; messages: `metadata.user_id`), at most 256 characters.',
   })
   end_user!: string | null;
+  @ApiProperty({ description: 'Attempts on upstream lines: failovers and retries each count one; 0 when no line was tried.' }) attempts!: number;
+  @ApiProperty({ type: [String], description: 'The line of each attempt, in order.' }) lines_tried!: string[];
   @ApiProperty({ description: 'false: still queued for the database (a lookup sees a call at once).' }) written!: boolean;
 }
 
@@ -204,6 +206,8 @@ export function usageView(record: UsageRow, written: boolean): UsageRecordView {
     upstream_headers_ms: record.upstreamHeadersMs,
     tags: record.tags ? [...record.tags] : [],
     end_user: record.endUser,
+    attempts: record.linesTried?.length ?? (record.line === null ? 0 : 1),
+    lines_tried: record.linesTried ? [...record.linesTried] : record.line === null ? [] : [record.line],
     written,
   };
 }

@@ -1,6 +1,7 @@
-import { ApiProperty, ApiPropertyOptions, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptions, ApiPropertyOptional, getSchemaPath, OmitType, PartialType } from '@nestjs/swagger';
 import { INTERFACE_NAMES, UPSTREAM_AUTH_STYLES } from '../config/gateway-config';
 import { PRICE_FIELD_NAMES } from '../config/prices';
+import { MAX_LINE_WEIGHT, MAX_RETRY_ATTEMPTS } from '../config/model-lines';
 
 /**
  * The catalog routes' bodies and answers as OpenAPI schemas. Documentation only: a body is
@@ -36,11 +37,35 @@ export class UpstreamItem {
   @ApiPropertyOptional({ minimum: 1, default: 600000 }) timeout_ms?: number;
 }
 
+export class LineItem {
+  @ApiProperty({ example: 'line-b' }) id!: string;
+  @ApiPropertyOptional({ minimum: 0, maximum: MAX_LINE_WEIGHT, default: 1, description: 'Share of first attempts; 0: failover only.' }) weight?: number;
+  @ApiPropertyOptional({ example: 'deployment-b', description: "The model's name on this line, over the model's upstream_model." }) upstream_model?: string;
+}
+
+export class RetryItem {
+  @ApiPropertyOptional({ minimum: 0, maximum: MAX_RETRY_ATTEMPTS, description: 'Retries after every line failed (RETRY_ATTEMPTS when absent).' })
+  attempts?: number;
+  @ApiPropertyOptional({ minimum: 0, description: "The first retry's back-off ceiling, doubling per retry (RETRY_BACKOFF_MS)." }) backoff_ms?: number;
+  @ApiPropertyOptional({ minimum: 0, description: 'The longest wait; a longer Retry-After ends the retries (RETRY_MAX_BACKOFF_MS).' }) max_backoff_ms?: number;
+}
+
+@ApiExtraModels(LineItem)
 export class ModelItem {
   @ApiProperty({ example: 'text-model-2' }) id!: string;
   @ApiProperty({ example: 'vendor-text-model-2' }) upstream_model!: string;
   @ApiProperty({ enum: INTERFACE_NAMES, isArray: true }) interfaces!: string[];
-  @ApiProperty({ type: [String], example: ['line-a'], description: 'Upstream line ids, tried in order.' }) lines!: string[];
+  @ApiProperty({
+    type: 'array',
+    items: { oneOf: [{ type: 'string' }, { $ref: getSchemaPath(LineItem) }] },
+    example: [
+      { id: 'line-a', weight: 3 },
+      { id: 'line-b', weight: 1, upstream_model: 'deployment-b' },
+    ],
+    description: "Line ids or items, in failover order; with weights a call's first line is drawn by weight.",
+  })
+  lines!: Array<string | LineItem>;
+  @ApiPropertyOptional({ type: RetryItem }) retry?: RetryItem;
   @ApiPropertyOptional({ example: { image_input: false } }) capabilities?: { image_input?: boolean };
   @ApiPropertyOptional({ minimum: 1 }) max_tokens?: number;
   @ApiPropertyOptional(PRICES) prices?: Record<string, string>;

@@ -61,10 +61,11 @@ export interface UsageRecordRow {
   upstream_headers_ms: number | null;
   tags: string[] | null;
   end_user: string | null;
+  lines_tried: string[] | null;
 }
 
 const RECORD_COLUMNS = `request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to, status,
-  error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user`;
+  error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user, lines_tried`;
 
 function usageRowOf(row: UsageRecordRow): UsageRow {
   return {
@@ -86,6 +87,7 @@ function usageRowOf(row: UsageRecordRow): UsageRow {
     upstreamHeadersMs: row.upstream_headers_ms,
     tags: row.tags,
     endUser: row.end_user,
+    linesTried: row.lines_tried,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { GatewayError } from '../common/gateway-error';
 import type { ItemSpec } from '../config/catalog-spec';
+import { lineIdsOfItems } from '../config/model-lines';
 import type { RecordSource } from '../auth/quota-owner.entity';
 import { returnedRows } from '../database/returned-rows';
 import type { StoredVendorKey } from './line-secrets';
@@ -67,11 +68,6 @@ function rowOf(record: StoredRow): CatalogRow {
 
 function missing(kind: CatalogKind, id: string): GatewayError {
   return new GatewayError('not_found', `No ${WHAT[kind]} has the id ${JSON.stringify(id)}.`);
-}
-
-/** The lines a model's JSON form names. */
-function linesOf(spec: ItemSpec): string[] {
-  return Array.isArray(spec.lines) ? spec.lines.filter((line): line is string => typeof line === 'string') : [];
 }
 
 /**
@@ -252,7 +248,7 @@ export class CatalogStore {
 
   /** A model's lines must exist when it is written; they stay locked until the transaction ends, so none is deleted meanwhile. */
   private async linesExist(manager: EntityManager, spec: ItemSpec): Promise<void> {
-    const named = linesOf(spec);
+    const named = lineIdsOfItems(spec.lines);
     const found = (await manager.query(`SELECT id FROM upstream_line WHERE id = ANY($1) FOR SHARE`, [named])) as Array<{ id: string }>;
     const unknown = named.filter((line) => !found.some((row) => row.id === line));
     if (unknown.length > 0) {

@@ -59,7 +59,15 @@ export class TranslatedCallService {
   }
 
   private translate(request: FastifyRequest, reply: FastifyReply, entry: TranslatableEntry, text: string): Promise<void> {
-    const plan = this.plan(request, entry, text);
+    const call = request.call!;
+    const basePlan = this.plan(request, entry, text, call.model.upstreamModel);
+    // A line with its own name for the model gets a request planned for that name, and its answer is read with that plan.
+    const linePlans = new Map<string, TranslationPlan>();
+    const planFor = (upstreamModel: string): TranslationPlan => {
+      let linePlan = linePlans.get(upstreamModel);
+      if (!linePlan) linePlans.set(upstreamModel, (linePlan = this.plan(request, entry, text, upstreamModel)));
+      return linePlan;
+    };
     let usage: CanonicalUsage = {};
     const headers: Record<string, string> = {};
     for (const name of TRANSLATED_REQUEST_HEADERS) {
@@ -68,12 +76,17 @@ export class TranslatedCallService {
     }
     return this.calls.run(request, reply, {
       recordAs: entry,
-      upstreamInterface: plan.upstream,
-      path: plan.upstreamPath,
-      body: Buffer.from(JSON.stringify(plan.upstreamBody)),
+      upstreamInterface: basePlan.upstream,
+      path: basePlan.upstreamPath,
+      body: Buffer.from(JSON.stringify(basePlan.upstreamBody)),
+      forModel: (upstreamModel) => {
+        const linePlan = planFor(upstreamModel);
+        return { path: linePlan.upstreamPath, body: Buffer.from(JSON.stringify(linePlan.upstreamBody)) };
+      },
       incomingHeaders: headers,
-      translatedTo: plan.upstream,
+      translatedTo: basePlan.upstream,
       answer: (opened, response) => {
+        const plan = opened.upstreamModel ? planFor(opened.upstreamModel) : basePlan;
         const ok = opened.statusCode >= 200 && opened.statusCode < 300;
         if (ok && isEventStream(opened)) {
           return this.pipeStream(plan, opened, response, (known) => (usage = known));
@@ -84,11 +97,11 @@ export class TranslatedCallService {
     });
   }
 
-  private plan(request: FastifyRequest, entry: TranslatableEntry, text: string): TranslationPlan {
+  private plan(request: FastifyRequest, entry: TranslatableEntry, text: string, upstreamModel: string): TranslationPlan {
     const call = request.call!;
     const body = JSON.parse(text) as Record<string, unknown>;
     try {
-      return planTranslation(entry, call.translateTo!, body, { upstreamModel: call.model.upstreamModel, maxTokens: call.model.maxTokens });
+      return planTranslation(entry, call.translateTo!, body, { upstreamModel, maxTokens: call.model.maxTokens });
     } catch (error) {
       if (error instanceof TranslationRejection) throw new GatewayError('invalid_request', error.message);
       throw error;

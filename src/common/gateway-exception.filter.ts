@@ -86,7 +86,10 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const error = toGatewayError(exception);
-    if (error.code === 'internal_error') this.logger.error(exception instanceof Error ? exception.stack : String(exception));
+    if (error.code === 'internal_error') {
+      // Fields of the JSON line (nest-logger.ts): the request id finds it beside the call's own line.
+      this.logger.error({ msg: 'request failed', request_id: request.id, err: exception instanceof Error ? exception : String(exception) });
+    }
     sendGatewayError(request, http.getResponse<FastifyReply>(), error);
   }
 }

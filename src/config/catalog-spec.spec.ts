@@ -28,6 +28,11 @@ models:
     capabilities: { image_input: true }
     max_tokens: 4096
     prices: { input_tokens: 2.5, output_tokens: 10 }
+  - id: weighted-model
+    upstream_model: vendor-chat
+    interfaces: [messages]
+    lines: [{ id: line-a, weight: 3 }, { id: line-b, weight: 0, upstream_model: vendor-chat-b }]
+    retry: { attempts: 2, backoff_ms: 100 }
 `;
 
 describe('the JSON form of catalog items', () => {
@@ -64,6 +69,18 @@ describe('the JSON form of catalog items', () => {
       price_tiers: [{ resolution: ['1080p', '720p'], video_input: true, prices: { output_seconds: '0.000000001' } }],
     });
     expect(upstreamSpecOf(config.upstreams[1])).toEqual({ id: 'line-b', base_url: 'http://127.0.0.1:9100', timeout_ms: 600000 });
+  });
+
+  it('writes plain lines as ids, weighted or renamed lines as items, and only the retry fields set', () => {
+    expect(modelSpecOf(config.models[1])).toMatchObject({ lines: ['line-b'] });
+    expect(modelSpecOf(config.models[1])).not.toHaveProperty('retry');
+    expect(modelSpecOf(config.models[2])).toMatchObject({
+      lines: [
+        { id: 'line-a', weight: 3 },
+        { id: 'line-b', weight: 0, upstream_model: 'vendor-chat-b' },
+      ],
+      retry: { attempts: 2, backoff_ms: 100 },
+    });
   });
 
   it('names the problems of an item by their path within it', () => {

@@ -1,5 +1,6 @@
 import type { ModelConfig, PriceTable, PriceTier, UpstreamConfig } from './gateway-config';
 import { decimalToNano, nanoToDecimal } from './money';
+import { lineItemsOf, retrySpecOf } from './model-lines';
 
 /**
  * The JSON form of a catalog item: the configuration-file item (DESIGN.md section 3) with every
@@ -24,7 +25,8 @@ export function modelSpecOf(model: ModelConfig): ItemSpec {
     id: model.id,
     upstream_model: model.upstreamModel,
     interfaces: [...model.interfaces],
-    lines: [...model.lines],
+    lines: lineItemsOf(model),
+    ...(model.retry ? { retry: retrySpecOf(model.retry) } : {}),
     capabilities: { image_input: model.capabilities.imageInput },
     ...(model.maxTokens !== undefined ? { max_tokens: model.maxTokens } : {}),
     prices: pricesOf(model.prices),

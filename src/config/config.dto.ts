@@ -11,6 +11,7 @@ import {
   IsOptional,
   IsString,
   Matches,
+  Max,
   Min,
   ValidateBy,
   ValidateNested,
@@ -18,6 +19,7 @@ import {
   ValidationOptions,
 } from 'class-validator';
 import { INTERFACE_NAMES, OwnerKind, UPSTREAM_AUTH_STYLES } from './gateway-config';
+import { MAX_RETRY_ATTEMPTS } from './model-lines';
 
 /**
  * The YAML file exactly as written (DESIGN.md section 3, snake_case). Messages are bare
@@ -131,6 +133,28 @@ export class PriceTierConfigDto {
   prices!: Record<string, unknown>;
 }
 
+const RETRY_ATTEMPTS = { message: `must be a whole number from 0 to ${MAX_RETRY_ATTEMPTS}` };
+const MILLISECONDS = { message: 'must be a whole number of milliseconds, at least 0' };
+
+/** `models[].retry`; a field left out takes the RETRY_* setting. */
+export class RetryConfigDto {
+  @IsOptional()
+  @IsInt(RETRY_ATTEMPTS)
+  @Min(0, RETRY_ATTEMPTS)
+  @Max(MAX_RETRY_ATTEMPTS, RETRY_ATTEMPTS)
+  attempts?: number;
+
+  @IsOptional()
+  @IsInt(MILLISECONDS)
+  @Min(0, MILLISECONDS)
+  backoff_ms?: number;
+
+  @IsOptional()
+  @IsInt(MILLISECONDS)
+  @Min(0, MILLISECONDS)
+  max_backoff_ms?: number;
+}
+
 export class ModelConfigDto {
   @IsString(NON_EMPTY_STRING)
   @IsNotEmpty(NON_EMPTY_STRING)
@@ -148,12 +172,17 @@ export class ModelConfigDto {
   @IsDefined(REQUIRED)
   interfaces!: string[];
 
-  @IsNotEmpty(EACH_NON_EMPTY_STRING)
-  @IsString(EACH_NON_EMPTY_STRING)
+  /** Line ids or `{ id, weight, upstream_model }` items; the loader checks each (model-lines.ts). */
   @ArrayNotEmpty(NON_EMPTY_LIST)
   @IsArray(LIST)
   @IsDefined(REQUIRED)
-  lines!: string[];
+  lines!: unknown[];
+
+  @IsOptional()
+  @IsObject(MAPPING)
+  @ValidateNested(MAPPING)
+  @Type(() => RetryConfigDto)
+  retry?: RetryConfigDto;
 
   @IsOptional()
   @IsObject(MAPPING)

@@ -550,6 +550,68 @@ describe('prices that no call uses', () => {
   });
 });
 
+describe('weighted lines, line model names and retries', () => {
+  const TWO_LINES = minimalWith(
+    '  - { id: line-a, base_url: "http://127.0.0.1:9100", api_key: k }\n',
+    '  - { id: line-a, base_url: "http://127.0.0.1:9100", api_key: k }\n  - { id: line-b, base_url: "http://127.0.0.1:9101", api_key: k }\n',
+  );
+  function withLines(lines: string, more = ''): string {
+    return TWO_LINES.replace('lines: [line-a] }', `lines: ${lines}${more} }`);
+  }
+
+  it('reads line ids and { id, weight, upstream_model } items; lines without a weight weigh 1', () => {
+    const [model] = loadGatewayConfig(withLines('[{ id: line-a, weight: 3 }, { id: line-b, upstream_model: deployment-b }]'), {}).models;
+    expect(model.lines).toEqual(['line-a', 'line-b']);
+    expect(model.lineWeights).toEqual([3, 1]);
+    expect(model.lineModels).toEqual({ 'line-b': 'deployment-b' });
+    expect(model.retry).toBeUndefined();
+  });
+
+  it('keeps plain ids as they were: no weights, no line models', () => {
+    const [model] = loadGatewayConfig(withLines('[line-a, { id: line-b }]'), {}).models;
+    expect(model).toMatchObject({ lines: ['line-a', 'line-b'] });
+    expect(model.lineWeights).toBeUndefined();
+    expect(model.lineModels).toBeUndefined();
+  });
+
+  it("drops a line's upstream_model equal to the model's own", () => {
+    expect(loadGatewayConfig(withLines('[{ id: line-a, upstream_model: up-a }]'), {}).models[0].lineModels).toBeUndefined();
+  });
+
+  it('reads retry, leaving out the fields not given', () => {
+    expect(loadGatewayConfig(withLines('[line-a]', ', retry: { attempts: 2, max_backoff_ms: 3000 }'), {}).models[0].retry).toEqual({
+      attempts: 2,
+      maxBackoffMs: 3000,
+    });
+  });
+
+  it.each([
+    ['[{ id: line-a, weight: -1 }]', 'models[0].lines[0].weight: must be a whole number from 0 to 1000'],
+    ['[{ id: line-a, weight: 1.5 }]', 'models[0].lines[0].weight: must be a whole number from 0 to 1000'],
+    ['[{ id: line-a, weight: "3" }]', 'models[0].lines[0].weight: must be a whole number from 0 to 1000'],
+    ['[{ id: line-a, weight: 0 }, { id: line-b, weight: 0 }]', 'models[0].lines: at least one line needs a weight above 0'],
+    ['[{ id: line-a, upstream_model: "" }]', 'models[0].lines[0].upstream_model: must be a non-empty string'],
+    ['[{ id: line-a, priority: 1 }]', 'models[0].lines[0].priority: unknown field'],
+    ['[{ weight: 1 }]', 'models[0].lines[0].id: must be a non-empty string'],
+    ['[3]', 'models[0].lines[0]: must be a line id or a mapping with id, weight, upstream_model'],
+    ['[{ id: line-x, weight: 1 }]', 'models[0].lines[0]: unknown upstream "line-x"'],
+    ['[line-a, { id: line-a, weight: 2 }]', 'models[0].lines[1]: line "line-a" is listed twice'],
+  ])('refuses lines %s', (lines, problem) => {
+    expect(problemsOf(withLines(lines), {})).toEqual([problem]);
+  });
+
+  it.each([
+    ['{ attempts: 11 }', 'models[0].retry.attempts: must be a whole number from 0 to 10'],
+    ['{ attempts: -1 }', 'models[0].retry.attempts: must be a whole number from 0 to 10'],
+    ['{ backoff_ms: 1.5 }', 'models[0].retry.backoff_ms: must be a whole number of milliseconds, at least 0'],
+    ['{ max_backoff_ms: -5 }', 'models[0].retry.max_backoff_ms: must be a whole number of milliseconds, at least 0'],
+    ['{ tries: 2 }', 'models[0].retry.tries: unknown field'],
+    ['3', 'models[0].retry: must be a mapping'],
+  ])('refuses retry %s', (retry, problem) => {
+    expect(problemsOf(withLines('[line-a]', `, retry: ${retry}`), {})).toEqual([problem]);
+  });
+});
+
 describe(loadGatewayConfigFile.name, () => {
   it('names the file in the error', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'gateway-config-')), 'gateway.yaml');

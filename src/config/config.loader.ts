@@ -4,10 +4,11 @@ import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { isISO8601, ValidationError, validateSync } from 'class-validator';
 import { parseDocument, YAMLError } from 'yaml';
-import { GatewayConfigDto, KeyConfigDto, ModelConfigDto, OwnerConfigDto, PriceTierConfigDto, UpstreamConfigDto } from './config.dto';
+import { GatewayConfigDto, KeyConfigDto, ModelConfigDto, OwnerConfigDto, PriceTierConfigDto, RetryConfigDto, UpstreamConfigDto } from './config.dto';
 import { parseRateLimits } from './rate-limits';
 import { parseBudgetTerms } from './budgets';
-import type { GatewayConfig, KeyConfig, ModelConfig, OwnerConfig, PriceTable, PriceTier, UpstreamConfig } from './gateway-config';
+import type { GatewayConfig, KeyConfig, ModelConfig, OwnerConfig, PriceTable, PriceTier, RetryPolicy, UpstreamConfig } from './gateway-config';
+import { readModelLines } from './model-lines';
 import { INTERFACE_NAMES, InterfaceName, OwnerKind, UpstreamAuthStyle } from './gateway-config';
 import { decimalToNano } from './money';
 import { isPriceFieldName, PRICE_FIELD_NAMES, PriceFieldName } from './prices';
@@ -188,9 +189,7 @@ function checkModel({ item, path }: Entry<ModelConfigDto>, upstreamIds: Readonly
   if (item.id === ALL_MODELS) {
     problems.push(`${path}.id: "${ALL_MODELS}" is reserved for "all models" in key scopes`);
   }
-  stringsOf(item.lines).forEach(({ value, index }) => {
-    if (!upstreamIds.has(value)) problems.push(`${path}.lines[${index}]: unknown upstream "${value}"`);
-  });
+  readModelLines(item.lines, path, upstreamIds, item.upstream_model, problems);
   const metering = meteringOf(item.interfaces);
   checkPrices(item.prices, `${path}.prices`, metering, problems);
   entriesOf(item.price_tiers, `${path}.price_tiers`, problems).forEach((tier) => checkPriceTier(tier, metering, problems));
@@ -342,11 +341,21 @@ function toModelConfig(model: ModelConfigDto, path: string): ModelConfig {
     id: model.id,
     upstreamModel: model.upstream_model,
     interfaces: model.interfaces as InterfaceName[],
-    lines: model.lines,
+    // Checked by checkModel before the conversion.
+    ...readModelLines(model.lines, path, undefined, model.upstream_model, []),
+    ...(model.retry ? { retry: toRetryPolicy(model.retry) } : {}),
     capabilities: { imageInput: model.capabilities?.image_input ?? false },
     maxTokens: model.max_tokens ?? undefined,
     prices: toPriceTable(model.prices, joinPath(path, 'prices')),
     priceTiers: (model.price_tiers ?? []).map((tier, tierIndex) => toPriceTier(tier, `${joinPath(path, 'price_tiers')}[${tierIndex}]`)),
+  };
+}
+
+function toRetryPolicy(retry: RetryConfigDto): RetryPolicy {
+  return {
+    ...(isGiven(retry.attempts) ? { attempts: retry.attempts } : {}),
+    ...(isGiven(retry.backoff_ms) ? { backoffMs: retry.backoff_ms } : {}),
+    ...(isGiven(retry.max_backoff_ms) ? { maxBackoffMs: retry.max_backoff_ms } : {}),
   };
 }
 

@@ -62,13 +62,32 @@ export interface ModelConfig {
   id: string;
   upstreamModel: string;
   interfaces: InterfaceName[];
-  /** Upstream line ids, tried in order. */
+  /** Upstream line ids, in failover order. */
   lines: string[];
+  /**
+   * The weight of each of `lines` (same order) in drawing a call's first line; failover then goes
+   * through the others in order. Absent: the first usable line goes first.
+   */
+  lineWeights?: number[];
+  /** A line's own name for the model (its `upstream_model`), where it differs from `upstreamModel`. */
+  lineModels?: Readonly<Record<string, string>>;
+  /** Retries of a call whose lines all failed; fields it lacks come from the RETRY_* settings. */
+  retry?: RetryPolicy;
   capabilities: { imageInput: boolean };
   maxTokens?: number;
   prices: PriceTable;
   /** In file order; empty when the file gives none. */
   priceTiers: PriceTier[];
+}
+
+/** `models[].retry`: how often and after how long a call whose lines all failed is sent again. */
+export interface RetryPolicy {
+  /** Retries after the first pass over the lines; 0: none. */
+  attempts?: number;
+  /** The back-off of the first retry; each further retry's doubles, up to `maxBackoffMs`. */
+  backoffMs?: number;
+  /** The longest wait, for the back-off and for an upstream's `Retry-After`; a longer `Retry-After` ends the retries. */
+  maxBackoffMs?: number;
 }
 
 export type OwnerKind = 'project' | 'member';

@@ -16,6 +16,7 @@ import type { ConsoleSettings } from './settings/console.settings';
 import type { RateLimitSettings } from './settings/limits.settings';
 import { AlertSettings, alertSettingsFrom } from './settings/alerts.settings';
 import { numberFrom, positiveWholeFrom } from './env-numbers';
+import { MAX_RETRY_ATTEMPTS } from './model-lines';
 
 /** Everything a gateway process is started with: the config file plus environment settings. */
 export interface GatewayOptions {
@@ -132,6 +133,15 @@ function logLevelFrom(env: NodeJS.ProcessEnv): LogLevelName {
   return text as LogLevelName;
 }
 
+/** RETRY_ATTEMPTS: a whole number up to the most a model may set. */
+function retryAttemptsFrom(env: NodeJS.ProcessEnv): number {
+  const value = numberFrom(env, 'RETRY_ATTEMPTS', 0);
+  if (!Number.isInteger(value) || value > MAX_RETRY_ATTEMPTS) {
+    throw new Error(`RETRY_ATTEMPTS must be a whole number from 0 to ${MAX_RETRY_ATTEMPTS}, got ${JSON.stringify(env.RETRY_ATTEMPTS)}`);
+  }
+  return value;
+}
+
 /** Defaults for every setting that is not part of the config file. */
 export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOptions, 'config' | 'database' | 'adminToken'> {
   return {
@@ -163,6 +173,11 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
       cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
       rateLimitCooldownMaxMs: numberFrom(env, 'LINE_429_COOLDOWN_MAX_MS', 60_000),
       connections: positiveWholeFrom(env, 'LINE_CONNECTIONS', 256),
+      retry: {
+        attempts: retryAttemptsFrom(env),
+        backoffMs: numberFrom(env, 'RETRY_BACKOFF_MS', 250),
+        maxBackoffMs: numberFrom(env, 'RETRY_MAX_BACKOFF_MS', 5_000),
+      },
     },
     catalog: { checkIntervalMs: positiveWholeFrom(env, 'CATALOG_CHECK_MS', 1_000), secretKey: secretKeyFrom(env), configFile: env.GATEWAY_CONFIG || undefined },
     translation: { pingIntervalMs: positiveWholeFrom(env, 'PING_INTERVAL_MS', 15_000) },

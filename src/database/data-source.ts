@@ -12,6 +12,7 @@ import { AdminAudit1764800000000 } from './migrations/1764800000000-AdminAudit';
 import { VideoTaskPricing1764900000000 } from './migrations/1764900000000-VideoTaskPricing';
 import { ConsoleSessions1765000000000 } from './migrations/1765000000000-ConsoleSessions';
 import { BudgetPeriods1765300000000 } from './migrations/1765300000000-BudgetPeriods';
+import { LinesTried1765400000000 } from './migrations/1765400000000-LinesTried';
 import { RateLimits1765100000000 } from './migrations/1765100000000-RateLimits';
 import { UsageTags1765200000000 } from './migrations/1765200000000-UsageTags';
 import type { DatabaseSettings } from '../config/settings/database.settings';
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   RateLimits1765100000000,
   UsageTags1765200000000,
   BudgetPeriods1765300000000,
+  LinesTried1765400000000,
 ];
 
 export async function dataSourceOptions(settings: DatabaseSettings): Promise<DataSourceOptions> {

@@ -27,6 +27,10 @@ export interface CallSpec {
   upstreamInterface: InterfaceName;
   path: string;
   body: UpstreamBody;
+  /** The path and body for a line with its own name for the model (ForwardRequest.forModel). */
+  forModel?(upstreamModel: string): { path: string; body: UpstreamBody };
+  /** False for a call that must reach the vendor at most once (a video submit): never retried. */
+  mayRetry?: boolean;
   incomingHeaders: IncomingHttpHeaders;
   translatedTo?: string;
   /** The upstream call is not aborted when the client leaves: it completes and is billed (images). */
@@ -85,8 +89,11 @@ export class ForwardedCall {
         model: call.model,
         path: spec.path,
         body: spec.body,
+        forModel: spec.forModel,
+        mayRetry: spec.mayRetry,
         incomingHeaders: spec.incomingHeaders,
         signal: abort,
+        attempts: request.forwarded!.attempts,
       });
     } catch (error) {
       response.off('close', onClose);

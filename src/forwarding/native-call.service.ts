@@ -9,7 +9,7 @@ import { returnedResponseHeaders } from '../upstream/header-policy';
 import type { CallOutcome } from '../metering/call-recorder';
 import { bodyFailureOf, drained, ForwardedCall, isEventStream } from './forwarded-call';
 import { MeteredEvents } from './metered-events';
-import { NativeRoute, upstreamPathOf } from './native-route';
+import { NativeRoute, onLineModel, upstreamPathOf } from './native-route';
 import type { ResponseMeter } from '../metering/response-meter';
 import { inStreamError } from './stream-errors';
 import { nextCheckPhase } from '../common/next-check-phase';
@@ -32,6 +32,10 @@ export class NativeCallService {
       upstreamInterface: call.entry,
       path: upstreamPathOf(route, call),
       body: route.upstreamBody(call),
+      forModel: (upstreamModel) => {
+        const lineCall = onLineModel(call, upstreamModel);
+        return { path: upstreamPathOf(route, lineCall), body: route.upstreamBody(lineCall) };
+      },
       incomingHeaders: request.headers,
       outlivesClient: route.outlivesClient,
       answer: (opened, response) =>

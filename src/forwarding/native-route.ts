@@ -22,6 +22,11 @@ export function upstreamPathOf(route: NativeRoute, call: AdmittedCall): string {
   return typeof route.upstreamPath === 'string' ? route.upstreamPath : route.upstreamPath(call);
 }
 
+/** The call as a line with its own name for the model sees it: routes build its path and body from `model.upstreamModel`. */
+export function onLineModel(call: AdmittedCall, upstreamModel: string): AdmittedCall {
+  return { ...call, model: { ...call.model, upstreamModel } };
+}
+
 export function replaceModel(call: AdmittedCall, extra?: Map<string, string>, additions?: Array<[string, string]>): UpstreamBody {
   const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)]]);
   if (extra) for (const [key, value] of extra) replacements.set(key, value);

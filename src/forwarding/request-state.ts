@@ -5,6 +5,8 @@ import type { FormPart } from '../request-body/multipart-form';
 import type { BodySpool } from '../request-body/body-spool';
 import type { TextProtocol } from '../translation/translation-routes';
 import type { UsageDraft } from '../metering/usage-draft';
+import type { AttemptNote } from '../upstream/forward.service';
+import type { CallTrace } from '../observability/trace-ids';
 
 /** What the guards established about a data-plane call, handed to the services. */
 export interface AdmittedCall {
@@ -38,8 +40,12 @@ export type RecordedCall = Pick<UsageDraft, 'interface' | 'line' | 'translatedTo
 export interface ForwardedState {
   /** `performance.now()` when the call went to its first line. */
   upstreamStartedAt: number;
+  /** Every attempt on a line, in order (ForwardService adds them). */
+  attempts: AttemptNote[];
   /** `performance.now()` when the upstream exchange was over: the answer relayed, or the call failed. */
   upstreamEndedAt?: number;
+  /** `performance.now()` when ForwardedCall was done, its record made; noted only while tracing (the metering span ends here). */
+  settledAt?: number;
   /** Set once the call left a record (absent when no line was tried: every line busy or cooling). */
   record?: RecordedCall;
   /** The response closed while the call was still running; its end reports the call. */
@@ -56,5 +62,7 @@ declare module 'fastify' {
     forwarded?: ForwardedState;
     /** The gateway error code the request was answered with (the exception filter). */
     errorCode?: string;
+    /** The ids of the call's server span, set at arrival while tracing is on (observability/tracing.ts). */
+    trace?: CallTrace;
   }
 }

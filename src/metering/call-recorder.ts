@@ -24,6 +24,12 @@ export interface CallOutcome {
   deferred?: boolean;
 }
 
+/** The lines of a call's attempts when it made more than one. */
+function linesTriedOf(request: FastifyRequest): string[] | null {
+  const attempts = request.forwarded?.attempts;
+  return attempts !== undefined && attempts.length > 1 ? attempts.map((attempt) => attempt.line) : null;
+}
+
 /**
  * Builds the usage record of a forwarded call from what the request path learnt. `translatedTo`
  * comes apart from the outcome: a copy of the outcome with it added (an object spread, on every
@@ -52,5 +58,6 @@ export function usageDraftOf(request: FastifyRequest, interfaceName: string, out
     upstreamHeadersMs: outcome.upstreamHeadersMs === null ? null : Math.round(outcome.upstreamHeadersMs),
     tags: call.tags ?? null,
     endUser: call.endUser ?? null,
+    linesTried: linesTriedOf(request),
   };
 }

@@ -22,4 +22,6 @@ export interface UsageDraft {
   tags: readonly string[] | null;
   /** The end user the request body named (`user`, `metadata.user_id`), at most 256 characters. */
   endUser: string | null;
+  /** The line of each attempt, in order, when the call made more than one (failover, retries); null for one or none. */
+  linesTried: readonly string[] | null;
 }

@@ -27,6 +27,7 @@ export const USAGE_COLUMNS = [
   'upstream_headers_ms',
   'tags',
   'end_user',
+  'lines_tried',
 ] as const;
 
 const COPY_SPECIAL = /[\\\t\n\r]/;
@@ -69,7 +70,7 @@ function arrayOf(literal: string | null): string[] | null {
 export function usageLine(draft: UsageDraft): string {
   const usage = draft.usage ? text(JSON.stringify(draft.usage)) : NULL;
   const headersMs = draft.upstreamHeadersMs === null ? NULL : draft.upstreamHeadersMs;
-  return `${text(draft.requestId)}\t${text(draft.clientRequestId)}\t${text(draft.keyId)}\t${text(draft.ownerId)}\t${text(draft.model)}\t${text(draft.interface)}\t${text(draft.line)}\t${text(draft.translatedTo)}\t${draft.status}\t${text(draft.errorCode)}\t${draft.stream ? 't' : 'f'}\t${usage}\t${draft.costNano}\t${timestampText(draft.startedAt)}\t${draft.durationMs}\t${headersMs}\t${textArray(draft.tags)}\t${text(draft.endUser)}\n`;
+  return `${text(draft.requestId)}\t${text(draft.clientRequestId)}\t${text(draft.keyId)}\t${text(draft.ownerId)}\t${text(draft.model)}\t${text(draft.interface)}\t${text(draft.line)}\t${text(draft.translatedTo)}\t${draft.status}\t${text(draft.errorCode)}\t${draft.stream ? 't' : 'f'}\t${usage}\t${draft.costNano}\t${timestampText(draft.startedAt)}\t${draft.durationMs}\t${headersMs}\t${textArray(draft.tags)}\t${text(draft.endUser)}\t${textArray(draft.linesTried)}\n`;
 }
 
 const ESCAPED = /\\(.)/g;
@@ -104,6 +105,7 @@ export function draftOfLine(line: string): UsageDraft {
     headersMs,
     tags,
     endUser,
+    linesTried,
   ] = fields;
   return {
     requestId: requestId!,
@@ -124,6 +126,7 @@ export function draftOfLine(line: string): UsageDraft {
     upstreamHeadersMs: headersMs === null ? null : Number(headersMs),
     tags: arrayOf(tags),
     endUser,
+    linesTried: arrayOf(linesTried),
   };
 }
 

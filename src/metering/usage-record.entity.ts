@@ -74,4 +74,8 @@ export class UsageRecord {
   /** The end user the request body named (`user`, `metadata.user_id`). */
   @Column({ name: 'end_user', type: 'text', nullable: true })
   endUser!: string | null;
+
+  /** The line of each attempt in order, when the call made more than one (failover, retries). */
+  @Column({ name: 'lines_tried', type: 'text', array: true, nullable: true })
+  linesTried!: string[] | null;
 }

@@ -378,8 +378,11 @@ describe(UsageWriter.name, () => {
       // The batch, then each record by itself.
       expect(flaky.attempts).toBe(4);
       expect(usage.failedWrites).toBe(2);
-      const logged = error.mock.calls.map(([message]) => String(message)).find((message) => message.includes(items[1].requestId));
-      expect(logged).toContain('refused by the database and set aside');
+      const [line] = error.mock.calls
+        .map(([message]) => message as { msg: string; request_id: string })
+        .filter((message) => message.request_id === items[1].requestId);
+      const logged = line?.msg;
+      expect(logged).toContain(`usage record ${items[1].requestId} refused by the database and set aside`);
       expect(logged).toContain('"status":70000');
       expect(logged).toContain('"costNano":"3"');
     });
@@ -510,13 +513,19 @@ describe(UsageWriter.name, () => {
       const flaky = new FlakyDataSource(dataSource);
       flaky.failFirst = Number.MAX_SAFE_INTEGER;
       const { usage } = writer({ ...QUIET, flushIntervalMs: 10, shutdownDeadlineMs: 200 }, flaky.asDataSource());
-      usage.enqueue(draft(ownerId, 1n));
+      const error = jest.spyOn(Logger.prototype, 'error');
+      const item = draft(ownerId, 1n);
+      usage.enqueue(item);
 
       await usage.beforeApplicationShutdown();
 
       expect(flaky.attempts).toBeGreaterThan(1);
       expect(usage.depth).toBe(1);
       expect(await spent(ownerId)).toBe(0n);
+      // The log is the record's last copy: its line carries the request id as a field, to be found like the call's.
+      expect(error).toHaveBeenCalledWith(
+        expect.objectContaining({ request_id: item.requestId, msg: expect.stringContaining(`usage record ${item.requestId} not written before shutdown: {`) }),
+      );
     });
   });
 });

@@ -141,7 +141,10 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
       // The process ends with them: the log is the only copy left of these billed calls.
       for (const line of this.queue.lines()) {
         const draft = draftOfLine(line);
-        this.logger.error(`usage record ${draft.requestId} not written before shutdown: ${JSON.stringify(draftForLog(draft))}`);
+        this.logger.error({
+          msg: `usage record ${draft.requestId} not written before shutdown: ${JSON.stringify(draftForLog(draft))}`,
+          request_id: draft.requestId,
+        });
       }
     }
     this.stopped = true;
@@ -198,7 +201,10 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
       const single = await this.tryStore(UsagePage.of(line, draft));
       if (single === 'retry') return;
       if (single === 'bad_record') {
-        this.logger.error(`usage record ${draft.requestId} refused by the database and set aside: ${JSON.stringify(draftForLog(draft))}`);
+        this.logger.error({
+          msg: `usage record ${draft.requestId} refused by the database and set aside: ${JSON.stringify(draftForLog(draft))}`,
+          request_id: draft.requestId,
+        });
         this.quota.written(draft.ownerId, draft.costNano, undefined);
         this.quota.writtenOfKey(draft.keyId, draft.costNano, undefined);
       }

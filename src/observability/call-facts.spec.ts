@@ -32,6 +32,10 @@ describe(callFactsOf.name, () => {
         call: CALL,
         forwarded: {
           upstreamStartedAt: 1_004,
+          attempts: [
+            { line: 'line-b', outcome: '5xx', status: 503, startedAt: 1_004, endedAt: 1_010 },
+            { line: 'line-a', outcome: 'answered', status: 200, startedAt: 1_010, endedAt: 1_024 },
+          ],
           upstreamEndedAt: 1_054,
           responseClosed: false,
           record: {
@@ -60,6 +64,8 @@ describe(callFactsOf.name, () => {
       entry: 'messages',
       model: 'chat-model',
       line: 'line-a',
+      attempts: 2,
+      linesTried: ['line-b', 'line-a'],
       translatedTo: 'responses',
       stream: true,
       status: 200,

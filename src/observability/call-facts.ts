@@ -24,6 +24,10 @@ export interface CallFacts {
   entry: string;
   model: string | null;
   line: string | null;
+  /** Attempts on upstream lines (failovers and retries each count one); 0 when none was tried. */
+  attempts: number;
+  /** The line of each attempt, when there were several; null otherwise. */
+  linesTried: readonly string[] | null;
   translatedTo: string | null;
   stream: boolean | null;
   status: number;
@@ -53,6 +57,7 @@ export function callFactsOf(request: FastifyRequest, response: ServerResponse, n
   // A response that closed before it was complete: the client left (or its connection broke).
   const clientLeft = !response.writableFinished && record === undefined;
   const headAt = headWrittenAt(response);
+  const attempts = forwarded?.attempts;
   const upstreamMs = record !== undefined && forwarded!.upstreamEndedAt !== undefined ? forwarded!.upstreamEndedAt - forwarded!.upstreamStartedAt : null;
   return {
     requestId: request.id,
@@ -64,6 +69,8 @@ export function callFactsOf(request: FastifyRequest, response: ServerResponse, n
     entry: record?.interface ?? call?.entry ?? route ?? UNKNOWN,
     model: call?.model.id ?? null,
     line: record?.line ?? null,
+    attempts: attempts?.length ?? 0,
+    linesTried: attempts !== undefined && attempts.length > 1 ? attempts.map((attempt) => attempt.line) : null,
     translatedTo: record ? record.translatedTo : (call?.translateTo ?? null),
     stream: call ? call.stream : null,
     status: record?.status ?? (clientLeft ? CLIENT_CLOSED : response.statusCode),

@@ -3,28 +3,18 @@ import path from 'node:path';
 import pino from 'pino';
 import type { CallFacts } from './call-facts';
 import { callLogLevel, callLogLine, callLogText, createGatewayLog, millisecondsText } from './call-log';
+import { callFacts } from '../../test/support/call-facts';
 
-const FACTS: CallFacts = {
-  requestId: 'request-1',
-  clientRequestId: null,
-  keyPrefix: 'gk-team-',
-  owner: 'team-a',
-  method: 'POST',
-  route: '/v1/chat/completions',
-  entry: 'chat_completions',
-  model: 'chat-model',
-  line: 'line-a',
-  translatedTo: null,
-  stream: false,
-  status: 200,
-  errorCode: null,
+const FACTS = callFacts({
   durationMs: 12.345,
   upstreamHeadersMs: 4,
   upstreamMs: 10.06,
   firstByteMs: 11.98,
   usage: { input_tokens: 3 },
   costNano: 5n,
-};
+});
+
+const TRACE = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '00f067aa0ba902b7' };
 
 describe(callLogLine.name, () => {
   it('names every field of the line, durations in milliseconds to a tenth', () => {
@@ -38,6 +28,7 @@ describe(callLogLine.name, () => {
       entry: 'chat_completions',
       model: 'chat-model',
       line: 'line-a',
+      attempts: 1,
       translated_to: null,
       stream: false,
       status: 200,
@@ -48,15 +39,30 @@ describe(callLogLine.name, () => {
       first_byte_ms: 12,
     });
   });
+
+  it('lists the lines tried only when the call made several attempts', () => {
+    expect(callLogLine({ ...FACTS, attempts: 3, linesTried: ['line-a', 'line-b', 'line-b'] })).toMatchObject({
+      line: 'line-a',
+      attempts: 3,
+      lines_tried: ['line-a', 'line-b', 'line-b'],
+    });
+    expect(callLogLine({ ...FACTS, attempts: 0, line: null })).not.toHaveProperty('lines_tried');
+  });
+
+  it("ends with the trace's ids when the call is traced, and has no trace members when it is not", () => {
+    expect(callLogLine(FACTS, TRACE)).toMatchObject({ trace_id: TRACE.traceId, span_id: TRACE.spanId });
+    expect(Object.keys(callLogLine(FACTS, TRACE)).slice(-2)).toEqual(['trace_id', 'span_id']);
+    expect(Object.keys(callLogLine(FACTS))).not.toContain('trace_id');
+  });
 });
 
 describe(callLogText.name, () => {
   const TIME = 1_764_000_000_123;
   /** What pino writes for the line object at that level, its clock stopped at TIME. */
-  function pinoLine(facts: CallFacts, level: 'info' | 'warn'): { text: string; chindings: string } {
+  function pinoLine(facts: CallFacts, level: 'info' | 'warn', trace?: typeof TRACE): { text: string; chindings: string } {
     const written: string[] = [];
     const log = pino({ level: 'info', timestamp: () => `,"time":${TIME}` }, { write: (line: string) => void written.push(line) });
-    log[level](callLogLine(facts), 'call');
+    log[level](callLogLine(facts, trace), 'call');
     return { text: written[0]!, chindings: (log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym]! };
   }
 
@@ -64,6 +70,8 @@ describe(callLogText.name, () => {
     ['a plain call', {}, 'info'],
     ['a server error', { status: 502, errorCode: 'upstream_failed', line: null, upstreamHeadersMs: null, upstreamMs: null, firstByteMs: null }, 'warn'],
     ['a request that never got a model', { model: null, entry: 'none', route: null, stream: null, keyPrefix: null, owner: null }, 'info'],
+    ['a call of several attempts', { attempts: 3, linesTried: ['line-a', 'line-"b"', 'line-a'] }, 'warn'],
+    ['a call that tried no line', { attempts: 0, line: null }, 'info'],
     ['a stream, translated', { stream: true, translatedTo: 'messages', clientRequestId: 'client-7' }, 'info'],
     ['client text that needs escaping', { clientRequestId: 'say "hi" \\ back', model: 'm\u00e9tro-\u2028-\u0007', route: '/v1/\t' }, 'info'],
     ['a surrogate pair and the edges of the control range', { model: 'emoji-\ud83d\ude00', route: '\u001f\u0020\u007f' }, 'info'],
@@ -73,6 +81,12 @@ describe(callLogText.name, () => {
     const facts = { ...FACTS, ...change };
     const { text, chindings } = pinoLine(facts, level);
     expect(callLogText(facts, level, chindings, TIME)).toBe(text);
+  });
+
+  it('is what pino writes for the same line of a traced call', () => {
+    const { text, chindings } = pinoLine(FACTS, 'info', TRACE);
+    expect(callLogText(FACTS, 'info', chindings, TIME, TRACE)).toBe(text);
+    expect(text).toContain(`"first_byte_ms":12,"trace_id":"${TRACE.traceId}","span_id":"${TRACE.spanId}","msg":"call"`);
   });
 
   it('escapes lone surrogates as JSON.stringify does (pino writes them raw, and UTF-8 output turns them into U+FFFD)', () => {

@@ -1,6 +1,7 @@
 import pino, { DestinationStream, Logger } from 'pino';
 import type { LogLevelName } from '../config/gateway-options';
 import type { CallFacts } from './call-facts';
+import type { TraceIds } from './trace-ids';
 import { BatchedDestination, ChunkWriter } from './batched-destination';
 
 /** Token of the application's pino logger (call lines and Nest's own messages). */
@@ -40,11 +41,12 @@ export function millisecondsText(value: number | null): string {
 
 /**
  * The one log line of a call: who (request ids, key prefix, owner), what (entry, model, line,
- * translation), how it ended (status, error code) and how long it took. Never a key, a header
- * value or a body: the fields are named one by one, nothing is copied from the request.
+ * the attempts on lines when there were several, translation), how it ended (status, error code) and how long it took; with tracing on, the
+ * ids of its server span (`trace`). Never a key, a header value or a body: the fields are named
+ * one by one, nothing is copied from the request.
  */
-export function callLogLine(facts: CallFacts): Record<string, unknown> {
-  return {
+export function callLogLine(facts: CallFacts, trace?: TraceIds): Record<string, unknown> {
+  const line: Record<string, unknown> = {
     request_id: facts.requestId,
     client_request_id: facts.clientRequestId,
     key_prefix: facts.keyPrefix,
@@ -54,6 +56,8 @@ export function callLogLine(facts: CallFacts): Record<string, unknown> {
     entry: facts.entry,
     model: facts.model,
     line: facts.line,
+    attempts: facts.attempts,
+    ...(facts.linesTried !== null ? { lines_tried: facts.linesTried } : {}),
     translated_to: facts.translatedTo,
     stream: facts.stream,
     status: facts.status,
@@ -63,6 +67,11 @@ export function callLogLine(facts: CallFacts): Record<string, unknown> {
     upstream_ms: milliseconds(facts.upstreamMs),
     first_byte_ms: milliseconds(facts.firstByteMs),
   };
+  if (trace !== undefined) {
+    line.trace_id = trace.traceId;
+    line.span_id = trace.spanId;
+  }
+  return line;
 }
 
 /** What JSON.stringify escapes in a string: quote, backslash, control characters, and surrogates (lone ones are escaped). */
@@ -83,7 +92,7 @@ function json(value: string | number | boolean | null): string {
 const LEVEL_NUMBERS = { info: 30, warn: 40 } as const;
 
 /**
- * The call line exactly as `log[level](callLogLine(facts), 'call')` writes it (same members in
+ * The call line exactly as `log[level](callLogLine(facts, trace), 'call')` writes it (same members in
  * the same order, pino's `chindings` (pid, hostname) and `time`), built as one template: pino's
  * generic serializer (a check per member, a string escaper of its own) and the intermediate
  * object take noticeable CPU per call, and a busy gateway writes thousands of these a
@@ -91,17 +100,23 @@ const LEVEL_NUMBERS = { info: 30, warn: 40 } as const;
  * which the line escapes as JSON.stringify does and pino writes raw (its UTF-8 output then
  * holds U+FFFD instead).
  */
-export function callLogText(facts: CallFacts, level: keyof typeof LEVEL_NUMBERS, chindings: string, time: number): string {
+export function callLogText(facts: CallFacts, level: keyof typeof LEVEL_NUMBERS, chindings: string, time: number, trace?: TraceIds): string {
   return (
     `{"level":${LEVEL_NUMBERS[level]},"time":${time}${chindings}` +
     `,"request_id":${json(facts.requestId)},"client_request_id":${json(facts.clientRequestId)}` +
     `,"key_prefix":${json(facts.keyPrefix)},"owner":${json(facts.owner)},"method":${json(facts.method)}` +
     `,"route":${json(facts.route)},"entry":${json(facts.entry)},"model":${json(facts.model)},"line":${json(facts.line)}` +
+    `,"attempts":${facts.attempts}${facts.linesTried === null ? '' : `,"lines_tried":${JSON.stringify(facts.linesTried)}`}` +
     `,"translated_to":${json(facts.translatedTo)},"stream":${json(facts.stream)},"status":${facts.status}` +
     `,"error_code":${json(facts.errorCode)},"duration_ms":${millisecondsText(facts.durationMs)}` +
     `,"upstream_headers_ms":${millisecondsText(facts.upstreamHeadersMs)},"upstream_ms":${millisecondsText(facts.upstreamMs)}` +
-    `,"first_byte_ms":${millisecondsText(facts.firstByteMs)},"msg":"call"}\n`
+    `,"first_byte_ms":${millisecondsText(facts.firstByteMs)}${trace === undefined ? '' : traceMembers(trace)},"msg":"call"}\n`
   );
+}
+
+/** The trace members of a traced call's line: hex digits, nothing to escape. */
+function traceMembers(trace: TraceIds): string {
+  return `,"trace_id":"${trace.traceId}","span_id":"${trace.spanId}"`;
 }
 
 /** Server errors are worth a look even when the log is set to `warn`. */

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino from 'pino';
 import type { RecordedCall } from '../forwarding/request-state';
 import type { CallFacts } from './call-facts';
-import { CallTelemetry } from './call-telemetry';
+import { CallTelemetry, type CallTracer } from './call-telemetry';
 import type { GatewayMetrics } from './gateway-metrics';
 
 /** A raw response: emits `close`, knows whether it finished. */
@@ -146,5 +146,82 @@ describe(CallTelemetry.name, () => {
 
     expect(() => response.finish(200)).not.toThrow();
     expect(lines).toEqual([expect.objectContaining({ level: 50, msg: 'call not reported', request_id: 'request-1' })]);
+  });
+
+  describe('with traces on', () => {
+    const TRACE = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '00f067aa0ba902b7', parent: undefined };
+
+    /** A tracer that notes what it is asked. */
+    function tracer(record: (request: FastifyRequest, facts: CallFacts) => void = () => undefined): CallTracer & { begun: number; recorded: CallFacts[] } {
+      const fake = {
+        begun: 0,
+        recorded: [] as CallFacts[],
+        begin: () => {
+          fake.begun += 1;
+          return TRACE;
+        },
+        record: (request: FastifyRequest, facts: CallFacts) => {
+          record(request, facts);
+          fake.recorded.push(facts);
+        },
+        shutdown: async () => undefined,
+      };
+      return fake;
+    }
+
+    it('gives a call its trace ids at arrival, writes them in its line, notes when its record was made, and records its spans once', () => {
+      const { telemetry, request, reply, response, lines } = fixture();
+      const traces = tracer();
+      telemetry.traceWith(traces);
+      telemetry.requestStarted(request, reply);
+      expect(request.trace).toBe(TRACE);
+
+      telemetry.upstreamStarted(request);
+      request.forwarded!.record = RECORD;
+      telemetry.upstreamEnded(request, reply);
+      expect(request.forwarded!.settledAt).toEqual(expect.any(Number));
+      response.finish(200);
+
+      expect(traces.recorded).toHaveLength(1);
+      expect(traces.recorded[0]).toMatchObject({ requestId: 'request-1', status: 200, line: 'line-a' });
+      expect(lines[0]).toMatchObject({ msg: 'call', trace_id: TRACE.traceId, span_id: TRACE.spanId });
+    });
+
+    it('traces no probe', () => {
+      const probe = fixture('/health/live');
+      const traces = tracer();
+      probe.telemetry.traceWith(traces);
+      probe.telemetry.requestStarted(probe.request, probe.reply);
+      probe.response.finish(200);
+
+      expect([traces.begun, traces.recorded.length, probe.request.trace]).toEqual([0, 0, undefined]);
+    });
+
+    it('keeps the line and the metrics of a call whose spans could not be made, and says so', () => {
+      const { telemetry, request, reply, response, lines, reported } = fixture();
+      telemetry.traceWith(
+        tracer(() => {
+          throw new Error('no spans today');
+        }),
+      );
+      telemetry.requestStarted(request, reply);
+
+      expect(() => response.finish(200)).not.toThrow();
+      expect(reported).toHaveLength(1);
+      expect(lines.map((line) => line.msg)).toEqual(['call', 'call not traced']);
+    });
+  });
+
+  it('without traces leaves the request and its line as they were', () => {
+    const { telemetry, request, reply, response, lines } = fixture();
+    telemetry.requestStarted(request, reply);
+    telemetry.upstreamStarted(request);
+    request.forwarded!.record = RECORD;
+    telemetry.upstreamEnded(request, reply);
+    response.finish(200);
+
+    expect('trace' in request).toBe(false);
+    expect('settledAt' in request.forwarded!).toBe(false);
+    expect(Object.keys(lines[0]!)).not.toContain('trace_id');
   });
 });

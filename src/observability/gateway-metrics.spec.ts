@@ -1,34 +1,27 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { testPrincipal } from '../../test/support/principal';
+import { METERED_FIGURES } from '../config/metered-figures';
 import type { DataSource } from 'typeorm';
 import type { UsageWriter } from '../metering/usage-writer.service';
 import type { LineRegistry } from '../upstream/line-registry';
-import type { CallFacts } from './call-facts';
 import { GatewayMetrics } from './gateway-metrics';
 import { Clock } from '../common/clock';
 import { RateLimiter } from '../governance/rate-limiter';
 import type { AlertDelivery } from '../governance/alert-delivery';
+import { USAGE_UNITS } from './usage-units';
+import { callFacts } from '../../test/support/call-facts';
 
-const FACTS: CallFacts = {
-  requestId: 'request-1',
-  clientRequestId: null,
-  keyPrefix: 'gk-team-',
-  owner: 'team-a',
-  method: 'POST',
+const FACTS = callFacts({
   route: '/v1/messages',
   entry: 'messages',
-  model: 'chat-model',
-  line: 'line-a',
   translatedTo: 'responses',
-  stream: false,
-  status: 200,
-  errorCode: null,
   durationMs: 50,
   upstreamHeadersMs: 10,
-  upstreamMs: 40,
   firstByteMs: 45,
   usage: { input_tokens: 12, cached_input_tokens: 0, output_tokens: 30 },
   costNano: 1_500_000_000n,
-};
+});
 
 function metricsWith(
   query: () => Promise<unknown>,
@@ -55,11 +48,63 @@ describe(GatewayMetrics.name, () => {
     expect(await samples(metrics, 'gateway_requests_total')).toEqual([
       'gateway_requests_total{entry="messages",model="chat-model",status="200",translated="true"} 2',
     ]);
-    expect(await samples(metrics, 'gateway_usage_total')).toEqual([
-      'gateway_usage_total{model="chat-model",figure="input_tokens"} 24',
-      'gateway_usage_total{model="chat-model",figure="output_tokens"} 60',
+    expect(await samples(metrics, 'gateway_usage_tokens_total')).toEqual([
+      'gateway_usage_tokens_total{model="chat-model",figure="input_tokens"} 24',
+      'gateway_usage_tokens_total{model="chat-model",figure="output_tokens"} 60',
     ]);
     expect(await samples(metrics, 'gateway_cost_total')).toEqual(['gateway_cost_total{model="chat-model"} 3']);
+  });
+
+  it('counts each usage figure under the counter of its unit, so no sum adds tokens to images, seconds or characters', async () => {
+    const metrics = metricsWith(async () => []);
+    metrics.callEnded({ ...FACTS, model: 'image-model', usage: { output_images: 2, input_images: 1, input_text_tokens: 40 } });
+    metrics.callEnded({ ...FACTS, model: 'speech-model', usage: { input_characters: 120 } });
+    metrics.videoTaskSettled('video-c', 'usage', 'succeeded', { output_seconds: 5, input_seconds: 3, input_image_count: 1 }, 0n);
+
+    expect(await samples(metrics, 'gateway_usage_tokens_total')).toEqual(['gateway_usage_tokens_total{model="image-model",figure="input_text_tokens"} 40']);
+    expect(await samples(metrics, 'gateway_usage_images_total')).toEqual([
+      'gateway_usage_images_total{model="image-model",figure="output_images"} 2',
+      'gateway_usage_images_total{model="image-model",figure="input_images"} 1',
+      'gateway_usage_images_total{model="video-c",figure="input_image_count"} 1',
+    ]);
+    expect(await samples(metrics, 'gateway_usage_seconds_total')).toEqual([
+      'gateway_usage_seconds_total{model="video-c",figure="output_seconds"} 5',
+      'gateway_usage_seconds_total{model="video-c",figure="input_seconds"} 3',
+    ]);
+    expect(await samples(metrics, 'gateway_usage_characters_total')).toEqual([
+      'gateway_usage_characters_total{model="speech-model",figure="input_characters"} 120',
+    ]);
+  });
+
+  it('names a unit for every figure a meter reports', () => {
+    const figures = new Set([...Object.values(METERED_FIGURES).flat(), 'reasoning_tokens']);
+
+    expect([...figures].filter((figure) => !Object.hasOwn(USAGE_UNITS, figure))).toEqual([]);
+  });
+
+  it('shows the version, the Node.js version and the commit it was told of as gateway_build_info 1', async () => {
+    const given = process.env.GATEWAY_COMMIT;
+    process.env.GATEWAY_COMMIT = '0123abc';
+    try {
+      const version = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+      expect(
+        await samples(
+          metricsWith(async () => []),
+          'gateway_build_info',
+        ),
+      ).toEqual([`gateway_build_info{version="${version}",node_version="${process.versions.node}",commit="0123abc"} 1`]);
+      delete process.env.GATEWAY_COMMIT;
+      expect(
+        await samples(
+          metricsWith(async () => []),
+          'gateway_build_info',
+        ),
+      ).toEqual([`gateway_build_info{version="${version}",node_version="${process.versions.node}"} 1`]);
+    } finally {
+      if (given === undefined) delete process.env.GATEWAY_COMMIT;
+      else process.env.GATEWAY_COMMIT = given;
+    }
   });
 
   it('counts a request in flight from its start to its end', async () => {

@@ -8,8 +8,10 @@ import { RateLimiter } from '../governance/rate-limiter';
 import { ATTEMPT_OUTCOMES, AttemptOutcome, Line, LineRegistry } from '../upstream/line-registry';
 import { isFinalStatus } from '../video/video-task.entity';
 import type { Settlement } from '../video/video-task.entity';
+import { buildInfoOf } from './build-info';
 import { CallFacts, UNKNOWN } from './call-facts';
 import { LightCounter, LightHistogram } from './light-metrics';
+import { USAGE_UNIT_NAMES, USAGE_UNITS, UsageUnit } from './usage-units';
 
 /** Upstream times run from milliseconds (an error answer) to minutes (an image or a long stream). */
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
@@ -21,6 +23,15 @@ const VIDEO_QUERY_TIMEOUT_MS = 2_000;
 const OPEN_VIDEO_TASKS_SQL = 'SELECT status, count(*)::int AS count FROM video_task WHERE settled_at IS NULL GROUP BY status';
 
 const NANO_PER_UNIT = 1e9;
+
+/** What each unit's usage counter says it counts. */
+const USAGE_HELP: Record<UsageUnit, string> = {
+  tokens:
+    'Tokens billed (as in the usage records), by model and figure (input_tokens, output_tokens, cached_input_tokens, …). Figures overlap: cached and cache-write input tokens are part of input_tokens, reasoning_tokens part of output_tokens.',
+  images: 'Images billed (as in the usage records), by model and figure (output_images, input_images, input_image_count).',
+  seconds: 'Seconds of video billed (as in the usage records), by model and figure (output_seconds, input_seconds); video tasks count when they settle.',
+  characters: 'Characters of text billed (as in the usage records), by model and figure (input_characters: speech).',
+};
 
 /**
  * The gateway's Prometheus metrics, on a registry of this application (not prom-client's
@@ -73,12 +84,8 @@ export class GatewayMetrics {
     OVERHEAD_BUCKETS,
     this.registry,
   );
-  private readonly usage = new LightCounter(
-    'gateway_usage_total',
-    'Usage figures billed (as in the usage records: tokens, images, seconds, characters; the figure names the unit), by model and figure; video tasks count when they settle.',
-    ['model', 'figure'],
-    this.registry,
-  );
+  /** The usage counter of each figure, one counter per unit; a figure without a unit (none today) is not counted. */
+  private readonly usageByFigure = usageCountersOf(this.registry);
   private readonly cost = new LightCounter(
     'gateway_cost_total',
     "Cost billed, in currency units (the usage records' nano-units / 1e9), by model; video tasks count when they settle.",
@@ -102,6 +109,7 @@ export class GatewayMetrics {
     private readonly alerts: AlertDelivery,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    this.registerBuildInfo();
     this.registerScrapedState();
   }
 
@@ -144,10 +152,22 @@ export class GatewayMetrics {
     if (figures) {
       for (const figure in figures) {
         const value = figures[figure];
-        if (value !== undefined && value > 0) this.usage.of(model, figure).value += value;
+        if (value === undefined || value <= 0) continue;
+        const counter = this.usageByFigure.get(figure);
+        if (counter !== undefined) counter.of(model, figure).value += value;
       }
     }
     if (costNano > 0n) this.cost.of(model).value += Number(costNano) / NANO_PER_UNIT;
+  }
+
+  /** Set once: a dashboard shows which versions run by the replicas' series, and alerts when they differ. */
+  private registerBuildInfo(): void {
+    new Gauge({
+      name: 'gateway_build_info',
+      help: 'Always 1; its labels say what runs: the gateway version (package.json), the Node.js version, and the commit when GATEWAY_COMMIT names it.',
+      labelNames: ['version', 'node_version', 'commit'] as const,
+      registers: [this.registry],
+    }).set(buildInfoOf(process.env), 1);
   }
 
   /** Metrics read when scraped: requests in flight, each line's state, the usage writer, the open video tasks. */
@@ -286,4 +306,12 @@ export class GatewayMetrics {
       clearTimeout(timer);
     }
   }
+}
+
+/** A counter per usage unit, and each figure's counter by the figure's name. */
+function usageCountersOf(registry: Registry): Map<string, LightCounter> {
+  const byUnit = new Map(
+    USAGE_UNIT_NAMES.map((unit) => [unit, new LightCounter(`gateway_usage_${unit}_total`, USAGE_HELP[unit], ['model', 'figure'], registry)]),
+  );
+  return new Map(Object.entries(USAGE_UNITS).map(([figure, unit]) => [figure, byUnit.get(unit)!]));
 }

@@ -20,7 +20,12 @@ class ApplicationPinoLogger extends PinoLogger {
   }
 }
 
-/** Nest's own messages (start-up, warnings, errors) as JSON lines of `log`, with their context. */
+/**
+ * Nest's own messages (start-up, warnings, errors) as JSON lines of `log`, with their context.
+ * An object message's members become fields of the line: code that logs about a request gives
+ * `{ msg, request_id }` (and `err` for an error, written with its stack), so the line is found
+ * by the request id, as the call's own line is.
+ */
 export function nestLoggerOf(log: Logger): LoggerService {
   return new NestPinoLogger(new ApplicationPinoLogger(log), {});
 }

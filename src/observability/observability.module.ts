@@ -8,11 +8,14 @@ import { GATEWAY_LOG } from './call-log';
 import { GatewayMetrics } from './gateway-metrics';
 import { MetricsController } from './metrics.controller';
 
-/** Metrics (GET /metrics) and the JSON log: one report per request, for every module. */
+/** Metrics (GET /metrics), the JSON log and traces (when configured): one report per request, for every module. */
 @Global()
 @Module({})
 export class ObservabilityModule implements OnApplicationShutdown {
-  constructor(@Inject(GATEWAY_LOG) private readonly log: Logger) {}
+  constructor(
+    @Inject(GATEWAY_LOG) private readonly log: Logger,
+    private readonly telemetry: CallTelemetry,
+  ) {}
 
   static forRoot(log: Logger): DynamicModule {
     return {
@@ -24,8 +27,9 @@ export class ObservabilityModule implements OnApplicationShutdown {
     };
   }
 
-  /** Lines still buffered for standard output are written before the process goes. */
-  onApplicationShutdown(): void {
+  /** Spans still waiting are sent, then lines still buffered for standard output are written, before the process goes. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.telemetry.stopTracing();
     this.log.flush();
   }
 }

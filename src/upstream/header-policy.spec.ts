@@ -51,6 +51,19 @@ describe(upstreamRequestHeaders.name, () => {
     expect(JSON.stringify(headers)).not.toContain('app:search');
   });
 
+  it.each(INTERFACE_NAMES.map((entry) => [entry]))('never passes the trace context upstream on %s', (entry: InterfaceName) => {
+    const traced = {
+      ...CLIENT_HEADERS,
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: 'vendor=opaque',
+      baggage: 'user=alice',
+    };
+    const headers = upstreamRequestHeaders(traced, entry, { style: 'bearer', apiKey: LINE_KEY });
+
+    expect(Object.keys(headers).filter((name) => ['traceparent', 'tracestate', 'baggage'].includes(name))).toEqual([]);
+    expect(JSON.stringify(headers)).not.toContain('0af7651916cd43dd8448eb211c80319c');
+  });
+
   it.each(INTERFACE_NAMES.map((entry) => [entry]))('never passes the client key upstream on %s', (entry: InterfaceName) => {
     for (const style of ['bearer', 'x-api-key', 'x-alt-api-key'] as const) {
       const headers = upstreamRequestHeaders(CLIENT_HEADERS, entry, { style, apiKey: LINE_KEY });

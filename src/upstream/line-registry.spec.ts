@@ -11,7 +11,11 @@ describe(LineRegistry.name, () => {
 
   beforeEach(() => {
     const config = { upstreams: [line('kept'), line('rekeyed'), line('moved'), line('gone')], models: [], owners: [], keys: [] };
-    registry = new LineRegistry(config, { cooldownMs: 1_000, rateLimitCooldownMaxMs: 60_000, connections: 4 }, new Clock());
+    registry = new LineRegistry(
+      config,
+      { cooldownMs: 1_000, rateLimitCooldownMaxMs: 60_000, connections: 4, retry: { attempts: 0, backoffMs: 0, maxBackoffMs: 0 } },
+      new Clock(),
+    );
   });
 
   afterEach(() => registry.onModuleDestroy());

@@ -63,7 +63,12 @@ export class VideoReconciler implements OnApplicationBootstrap, BeforeApplicatio
     await Promise.all(
       claimed.map((task) =>
         this.tasks.follow(task, now, UNSETTLED_CHARGE_AFTER_MS).catch((error) => {
-          this.logger.warn(`video task ${task.id}: ${String(error)}; it is looked at again when its claim runs out`);
+          // No request is being served: the task's line bears its submit's request id, the id of its usage record.
+          this.logger.warn({
+            msg: `video task ${task.id}: ${String(error)}; it is looked at again when its claim runs out`,
+            request_id: task.submitRequestId,
+            task_id: task.id,
+          });
         }),
       ),
     );

@@ -57,13 +57,16 @@ export class VideoTaskService {
     const call = request.call!;
     const principal = request.principal!;
     const facts = submitFacts(call.body, call.fields, wire.interface);
-    const replacements = new Map([['model', JSON.stringify(call.model.upstreamModel)]]);
+    const replacements = new Map<string, string>();
     if (facts.draftTaskIds.length > 0) {
       // A spooled body's skeleton has its long strings (data: URLs) cut: the content that goes upstream again is read whole.
       if (call.spool && !call.spool.isOpen) throw new GatewayError('invalid_request', 'The client closed the request before it was sent upstream.');
       const content = call.spool ? ((await call.spool.value(call.fields.get('content')!)) as Array<Record<string, unknown>>) : facts.content!;
       replacements.set('content', JSON.stringify(await this.withUpstreamDrafts(facts.draftTaskIds, content, principal.ownerId)));
     }
+
+    const bodyFor = (upstreamModel: string) =>
+      upstreamBodyOf(splicedParts(call.body, call.fields, new Map([...replacements, ['model', JSON.stringify(upstreamModel)]])), call.spool);
 
     const now = this.clock.now();
     const task: NewVideoTask = {
@@ -102,17 +105,20 @@ export class VideoTaskService {
         recordAs: wire.interface,
         upstreamInterface: wire.interface,
         path: wire.submitPath,
-        body: upstreamBodyOf(splicedParts(call.body, call.fields, replacements), call.spool),
+        body: bodyFor(call.model.upstreamModel),
+        forModel: (upstreamModel) => ({ path: wire.submitPath, body: bodyFor(upstreamModel) }),
+        // SPEC.md: submits are not de-duplicated, so one that may have reached the vendor is never sent again.
+        mayRetry: false,
         incomingHeaders: request.headers,
         answer: async (opened, response) => {
-          const outcome = await this.answerSubmit(opened, response, wire, task.id);
+          const outcome = await this.answerSubmit(opened, response, wire, task);
           answered = true;
           return outcome;
         },
         figures: () => undefined,
       });
     } finally {
-      if (!answered) await this.release(task.id);
+      if (!answered) await this.release(task);
     }
   }
 
@@ -120,7 +126,7 @@ export class VideoTaskService {
   async query(request: FastifyRequest, reply: FastifyReply, wire: VideoWire, taskId: string): Promise<void> {
     const task = await this.owned(request, wire, taskId);
     const answer = await this.upstream.query(task, request.headers);
-    if (isSuccess(answer.statusCode)) await this.applyQuietly(task, wire.reported(parsedJson(answer.body)), false);
+    if (isSuccess(answer.statusCode)) await this.applyQuietly(request, task, wire.reported(parsedJson(answer.body)));
     send(reply, answer, task);
   }
 
@@ -136,7 +142,7 @@ export class VideoTaskService {
     if (!isSuccess(current.statusCode)) return send(reply, current, task);
     const reported = wire.reported(parsedJson(current.body));
     if (reported.status !== undefined && reported.status !== 'queued') {
-      await this.applyQuietly(task, reported, false);
+      await this.applyQuietly(request, task, reported);
       throw notCancellable(reported.status);
     }
     const answer = await this.upstream.cancel(task, request.headers);
@@ -153,7 +159,7 @@ export class VideoTaskService {
    */
   async follow(task: VideoTask, now: number, chargeUnsettledAfterMs: number): Promise<void> {
     if (task.upstreamTaskId === null) {
-      if (task.status === SUBMITTING) await this.release(task.id);
+      if (task.status === SUBMITTING) await this.release(task);
       return;
     }
     let status = task.status;
@@ -207,20 +213,20 @@ export class VideoTaskService {
     });
   }
 
-  private async answerSubmit(opened: OpenedResponse, response: ServerResponse, wire: VideoWire, taskId: string): Promise<CallOutcome> {
+  private async answerSubmit(opened: OpenedResponse, response: ServerResponse, wire: VideoWire, task: NewVideoTask): Promise<CallOutcome> {
     const body = await opened.body.whole();
     const base = { status: opened.statusCode, line: opened.line.id, figures: undefined, upstreamHeadersMs: opened.headersMs };
     const ok = isSuccess(opened.statusCode);
     const upstreamId = ok ? wire.submittedId(parsedJson(body)) : undefined;
     // No task upstream: the reservation comes back before the client hears, so a retry finds it free.
-    if (upstreamId === undefined) await this.release(taskId);
+    if (upstreamId === undefined) await this.release(task);
     if (ok && upstreamId === undefined) {
       const failure = new GatewayError('upstream_failed', 'The upstream accepted the task but its answer names no task id.');
       writeWhole(response, statusOf(failure.code), {}, 'application/json', Buffer.from(errorBody(failure, 'openai')));
       return { ...base, status: statusOf(failure.code), errorCode: 'upstream_no_task_id' };
     }
     if (upstreamId !== undefined) {
-      await this.store.confirm(taskId, upstreamId, opened.line.id, new Date(this.clock.now() + this.settings.firstPollDelayMs));
+      await this.store.confirm(task.id, upstreamId, opened.line.id, new Date(this.clock.now() + this.settings.firstPollDelayMs));
     }
     const type = (opened.headers['content-type'] as string | undefined) ?? 'application/json';
     writeWhole(
@@ -228,7 +234,7 @@ export class VideoTaskService {
       opened.statusCode,
       returnedResponseHeaders(opened.headers),
       type,
-      upstreamId === undefined ? body : withGatewayId(body, upstreamId, taskId),
+      upstreamId === undefined ? body : withGatewayId(body, upstreamId, task.id),
     );
     return upstreamId === undefined ? { ...base, errorCode: `upstream_${opened.statusCode}` } : { ...base, errorCode: null, deferred: true };
   }
@@ -250,11 +256,17 @@ export class VideoTaskService {
   }
 
   /** A client's query or cancel still gets its answer when recording what it saw fails. */
-  private async applyQuietly(task: VideoTask, reported: ReportedTask, fromReconciler: boolean): Promise<void> {
+  private async applyQuietly(request: FastifyRequest, task: VideoTask, reported: ReportedTask): Promise<void> {
     try {
-      await this.apply(task, reported, fromReconciler);
+      await this.apply(task, reported, false);
     } catch (error) {
-      this.logger.warn(`video task ${task.id}: could not record its state (${String(error)}); the reconciler will`);
+      // Fields of the JSON line (nest-logger.ts): the query's request id, and the task's.
+      this.logger.warn({
+        msg: `video task ${task.id}: could not record its state (${String(error)}); the reconciler will`,
+        request_id: request.id,
+        task_id: task.id,
+        submit_request_id: task.submitRequestId,
+      });
     }
   }
 
@@ -292,12 +304,17 @@ export class VideoTaskService {
     this.quota.observedKey(task.keyId, moved.key);
   }
 
-  private async release(taskId: string): Promise<void> {
+  /** Gives a task's reservation back; a failure is the submit's business, so its line bears the submit's request id. */
+  private async release(task: { id: string; submitRequestId: string }): Promise<void> {
     try {
-      const released = await this.store.abandon(taskId);
+      const released = await this.store.abandon(task.id);
       if (released) this.observe(released, released);
     } catch (error) {
-      this.logger.warn(`video task ${taskId}: reservation not released yet (${String(error)}); the reconciler will release it`);
+      this.logger.warn({
+        msg: `video task ${task.id}: reservation not released yet (${String(error)}); the reconciler will release it`,
+        request_id: task.submitRequestId,
+        task_id: task.id,
+      });
     }
   }
 

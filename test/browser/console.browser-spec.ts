@@ -385,6 +385,84 @@ describe('the operator console in a browser', () => {
     expect(BigInt(record.cost_nano)).toBe((BigInt(record.usage.output_tokens) * 4_000_000_000n + 500_000n) / 1_000_000n);
   });
 
+  it('adds a model with weighted lines, a model name on one line and retries; refuses a weight out of range at its field', async () => {
+    const form = page.getByRole('form', { name: 'Add a model' });
+    if (!(await form.isVisible())) await page.getByText('Add a model').first().click();
+    await form.getByLabel('Model id').fill('weighted-model');
+    await form.getByLabel('Upstream model').fill('vendor-chat-2025-01');
+    await form.getByRole('group', { name: 'Interfaces' }).getByLabel('chat_completions', { exact: true }).check();
+    const lines = form.getByRole('group', { name: 'Lines' });
+    await lines.getByLabel('line-a', { exact: true }).check();
+    await lines.getByLabel('line-b', { exact: true }).check();
+    const weightA = lines.getByLabel('Weight of line-a');
+    const weightB = lines.getByLabel('Weight of line-b');
+    await weightA.fill('-1');
+    await weightB.fill('1001');
+    await lines.getByLabel('Model on this line (line-b)').fill('deployment-b');
+    await form.getByRole('group', { name: 'Retries (optional)' }).getByLabel('Retry attempts').fill('1');
+    await form.getByRole('button', { name: 'Add model' }).click();
+
+    // The console's own check: each weight's problem at its input, the first one focused, nothing sent.
+    await form.getByText('lines[0].weight: must be a whole number from 0 to 1000').waitFor();
+    for (const [field, problem] of [
+      [weightA, 'lines[0].weight: must be a whole number from 0 to 1000'],
+      [weightB, 'lines[1].weight: must be a whole number from 0 to 1000'],
+    ] as const) {
+      expect(await field.getAttribute('aria-invalid')).toBe('true');
+      expect(await descriptionOf(field)).toContain(problem);
+    }
+    expect(await descriptionOf(weightA)).toContain("a call's first line is drawn by weight");
+    expect(await page.evaluate('document.activeElement?.id')).toBe(await weightA.getAttribute('id'));
+    expect(await lines.getAttribute('aria-invalid')).toBeNull();
+    expect(await form.getByRole('alert').textContent()).toContain('2 fields need a change');
+    expect((await adminGet('/admin/models/weighted-model')).error.code).toBe('not_found');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await photograph('model-lines-form', lines);
+
+    await weightA.fill('3');
+    await weightB.fill('1');
+    await form.getByRole('button', { name: 'Add model' }).click();
+    await page.getByText('Model weighted-model added.').waitFor();
+
+    const stored = await adminGet('/admin/models/weighted-model');
+    expect(stored.lines).toEqual([
+      { id: 'line-a', weight: 3 },
+      { id: 'line-b', weight: 1, upstream_model: 'deployment-b' },
+    ]);
+    expect(stored.retry).toEqual({ attempts: 1 });
+    const row = page.getByRole('region', { name: 'Models', exact: true }).getByRole('row', { name: /^weighted-model/ });
+    await row.waitFor();
+    const text = await row.textContent();
+    for (const shown of ['line-a ×3', 'line-b ×1', 'as deployment-b', '1 retry after every line failed']) expect(text).toContain(shown);
+    await photograph('model-lines-list', row.getByRole('cell').filter({ hasText: 'line-a ×3' }));
+  });
+
+  it("shows a weighted model's lines and retries again in its edit form, and clears them back to plain lines", async () => {
+    await page.getByRole('button', { name: 'Edit model weighted-model' }).click();
+    const form = page.getByRole('form', { name: 'Edit model weighted-model' });
+    const lines = form.getByRole('group', { name: 'Lines' });
+    const attempts = form.getByLabel('Retry attempts');
+    expect(await waitForValue(lines.getByLabel('Weight of line-a'), '3')).toBe('3');
+    expect(await lines.getByLabel('Weight of line-b').inputValue()).toBe('1');
+    expect(await lines.getByLabel('Model on this line (line-a)').inputValue()).toBe('');
+    expect(await lines.getByLabel('Model on this line (line-b)').inputValue()).toBe('deployment-b');
+    expect(await attempts.inputValue()).toBe('1');
+    expect(await lines.getByRole('list', { name: 'Tried in this order' }).getByRole('listitem').allTextContents()).toEqual([
+      expect.stringMatching(/^line-a/),
+      expect.stringMatching(/^line-b/),
+    ]);
+
+    await lines.getByLabel('Weight of line-a').fill('');
+    await lines.getByLabel('Weight of line-b').fill('');
+    await attempts.fill('');
+    await form.getByRole('button', { name: 'Save model' }).click();
+    await page.getByText('Model weighted-model saved (version 2).').waitFor();
+
+    const stored = await adminGet('/admin/models/weighted-model');
+    expect(stored.lines).toEqual(['line-a', { id: 'line-b', upstream_model: 'deployment-b' }]);
+    expect(stored.retry).toBeUndefined();
+  });
+
   it('reads the configuration file again, whose values win for its own items', async () => {
     await page.getByRole('button', { name: 'Read the configuration file again' }).click();
 
@@ -732,6 +810,26 @@ describe('the operator console in a browser', () => {
     await filters.getByLabel('End user').fill('nobody-at-all');
     await filters.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByText('No calls match these filters.').waitFor();
+  });
+
+  it('shows the attempts of a call that failed over, with the lines it tried', async () => {
+    const { response } = await client(KEYS.all)
+      .chat.completions.create({ model: 'failover-model', messages: [{ role: 'user', content: 'Past the dead line' }] })
+      .withResponse();
+    const requestId = response.headers.get('x-request-id') ?? '';
+    expect((await adminGet(`/admin/usage/${requestId}`)).lines_tried).toEqual(['line-dead', 'line-b']);
+
+    await open(page, 'Calls');
+    await page.getByLabel('Request id').fill(requestId);
+    await page.getByRole('button', { name: 'Look up' }).click();
+    const detail = page.getByRole('region', { name: `Call ${requestId}` });
+    const value = (name: string) => detail.locator('dt', { hasText: new RegExp(`^${name}$`) }).locator('xpath=following-sibling::dd');
+    await value('Attempts').waitFor();
+
+    expect(await value('Attempts').textContent()).toBe('2');
+    // An arrow for the eye, "then" for a screen reader.
+    expect(await value('Lines tried').textContent()).toBe('line-dead → , then line-b');
+    await photograph('call-attempts', value('Lines tried'));
   });
 
   it('lists an open video task with its reservation', async () => {

@@ -21,6 +21,7 @@ export function usageDraft(fields: Partial<UsageDraft> = {}): UsageDraft {
     upstreamHeadersMs: 9,
     tags: null,
     endUser: null,
+    linesTried: null,
     ...fields,
   };
 }

@@ -1,11 +1,55 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { changeModel, createModel, type ModelBody } from '../api';
-import { Checks, positiveInteger, priceNamesIn } from '../problems';
-import { type CatalogModelView, INTERFACE_NAMES, METERED_PRICES, PRICE_NAMES, PRICE_UNITS, type PriceName } from '../types';
+import { Checks, positiveInteger, priceNamesIn, problemsByItem, problemsByPart, wholeNumber } from '../problems';
+import {
+  type CatalogModelView,
+  INTERFACE_NAMES,
+  lineItemOf,
+  METERED_PRICES,
+  type ModelLine,
+  type ModelRetry,
+  PRICE_NAMES,
+  PRICE_UNITS,
+  type PriceName,
+  RETRY_FIELDS,
+} from '../types';
 import { CatalogForm, type CatalogFormProps, IdControl, useCatalogForm } from './CatalogForm';
-import { FieldProblem } from './FormProblems';
+import { describedBy, FieldProblem } from './FormProblems';
 
-const FIELDS = ['id', 'upstream_model', 'interfaces', 'lines', 'capabilities', 'max_tokens', 'prices', 'price_tiers'] as const;
+const FIELDS = ['id', 'upstream_model', 'interfaces', 'lines', 'retry', 'capabilities', 'max_tokens', 'prices', 'price_tiers'] as const;
+
+/** The gateway's bounds (src/config/model-lines.ts). */
+const MAX_LINE_WEIGHT = 1000;
+const MAX_RETRY_ATTEMPTS = 10;
+
+/** A chosen line's own terms as typed; empty: none. */
+interface LineTerms {
+  weight: string;
+  model: string;
+}
+
+type RetryName = (typeof RETRY_FIELDS)[number];
+
+const RETRY_INPUTS: Record<RetryName, { label: string; hint: string; problem: string; max: number }> = {
+  attempts: {
+    label: 'Retry attempts',
+    hint: `Rounds through the lines again after every line failed, 0 to ${MAX_RETRY_ATTEMPTS}.`,
+    problem: `must be a whole number from 0 to ${MAX_RETRY_ATTEMPTS}`,
+    max: MAX_RETRY_ATTEMPTS,
+  },
+  backoff_ms: {
+    label: 'Back-off (ms)',
+    hint: "The first retry's longest wait, doubled for each next retry; the wait is drawn at random below it.",
+    problem: 'must be a whole number of milliseconds, at least 0',
+    max: Number.MAX_SAFE_INTEGER,
+  },
+  max_backoff_ms: {
+    label: 'Max back-off (ms)',
+    hint: "The longest wait; a vendor's Retry-After longer than it ends the retries.",
+    problem: 'must be a whole number of milliseconds, at least 0',
+    max: Number.MAX_SAFE_INTEGER,
+  },
+};
 
 interface PriceRow {
   /** A stable key for the row, so typing in one row never moves another. */
@@ -20,6 +64,9 @@ interface Draft {
   interfaces: string[];
   /** In the order they are tried. */
   lines: string[];
+  /** The chosen lines' weights and model names, by line id. */
+  terms: Record<string, LineTerms>;
+  retry: Record<RetryName, string>;
   image_input: boolean;
   max_tokens: string;
   prices: PriceRow[];
@@ -29,13 +76,19 @@ interface Draft {
 
 let nextRowKey = 1;
 
+const NO_TERMS: LineTerms = { weight: '', model: '' };
+
 function draftOf(model: CatalogModelView | undefined): Draft {
   const prices = Object.entries(model?.prices ?? {}).map(([name, amount]) => ({ key: nextRowKey++, name, amount: String(amount) }));
+  const lines = (model?.lines ?? []).map(lineItemOf);
+  const text = (value: number | undefined) => (value === undefined ? '' : String(value));
   return {
     id: model?.id ?? '',
     upstream_model: model?.upstream_model ?? '',
     interfaces: [...(model?.interfaces ?? [])],
-    lines: [...(model?.lines ?? [])],
+    lines: lines.map((line) => line.id),
+    terms: Object.fromEntries(lines.map((line) => [line.id, { weight: text(line.weight), model: line.upstream_model ?? '' }])),
+    retry: { attempts: text(model?.retry?.attempts), backoff_ms: text(model?.retry?.backoff_ms), max_backoff_ms: text(model?.retry?.max_backoff_ms) },
     image_input: model?.capabilities?.image_input ?? false,
     max_tokens: model?.max_tokens === undefined ? '' : String(model.max_tokens),
     prices: prices.length > 0 ? prices : [{ key: nextRowKey++, name: '', amount: '' }],
@@ -67,6 +120,40 @@ function pricesOf(rows: PriceRow[], checks: Checks): Record<string, string> {
     else prices[name] = amount;
   }
   return prices;
+}
+
+/**
+ * The chosen lines as the gateway reads them: a plain id for a line without terms, otherwise
+ * `{ id, weight?, upstream_model? }`. Weights are checked as the gateway checks them, by the
+ * line's place in the list.
+ */
+function linesOf(lines: string[], terms: Record<string, LineTerms>, checks: Checks): ModelLine[] {
+  let weighted = false;
+  let allZero = true;
+  const items = lines.map((id, index): ModelLine => {
+    const { weight: weightText, model: modelText } = terms[id] ?? NO_TERMS;
+    const weight = checks.take(() =>
+      wholeNumber(weightText, `lines[${index}].weight`, 0, MAX_LINE_WEIGHT, `must be a whole number from 0 to ${MAX_LINE_WEIGHT}`),
+    );
+    if (weightText.trim() !== '') weighted = true;
+    // A line without a weight weighs 1 once any line has one.
+    if (weightText.trim() === '' || weight !== 0) allZero = false;
+    const model = modelText.trim();
+    if (weight === undefined && model === '') return id;
+    return { id, ...(weight === undefined ? {} : { weight }), ...(model === '' ? {} : { upstream_model: model }) };
+  });
+  if (weighted && allZero) checks.add('lines: at least one line needs a weight above 0');
+  return items;
+}
+
+/** The retry fields given, or undefined when every input is empty (the gateway's settings then apply). */
+function retryOf(retry: Record<RetryName, string>, checks: Checks): ModelRetry | undefined {
+  const given: ModelRetry = {};
+  for (const name of RETRY_FIELDS) {
+    const value = checks.take(() => wholeNumber(retry[name], `retry.${name}`, 0, RETRY_INPUTS[name].max, RETRY_INPUTS[name].problem));
+    if (value !== undefined) given[name] = value;
+  }
+  return Object.keys(given).length > 0 ? given : undefined;
 }
 
 function tiersOf(text: string): unknown[] {
@@ -104,16 +191,26 @@ export function ModelForm({
   const metered = meteredBy(draft.interfaces);
   const interfaceChoices = [...INTERFACE_NAMES, ...draft.interfaces.filter((name) => !(INTERFACE_NAMES as readonly string[]).includes(name))];
   const lineChoices = [...(lineIds ?? []), ...draft.lines.filter((line) => !lineIds?.includes(line))];
+  const sentLines = useRef<string[]>([]);
+  // A line's weight and model problems show at its inputs, the rest (and those of lines no longer chosen) at the group.
+  const lineProblems = problemsByItem(problems.fields.lines, 'lines');
+  const termProblems = (line: string, part: 'weight' | 'upstream_model') => lineProblems[`${sentLines.current.indexOf(line)}.${part}`];
+  const atInputs = new Set(draft.lines.flatMap((line) => [`${sentLines.current.indexOf(line)}.weight`, `${sentLines.current.indexOf(line)}.upstream_model`]));
+  const groupLineProblems = Object.entries(lineProblems).flatMap(([key, list]) => (atInputs.has(key) ? [] : list));
+  const retryProblems = problemsByPart(problems.fields.retry, 'retry');
 
   const update = (change: Partial<Draft>) => setDraft((current) => ({ ...current, ...change }));
   const text = (name: 'id' | 'upstream_model' | 'max_tokens' | 'tiers') => (event: { currentTarget: { value: string } }) =>
     update({ [name]: event.currentTarget.value });
-  /** Checking appends (a line is tried after those chosen before), unchecking removes. */
+  /** Checking appends (a line is tried after those chosen before), unchecking removes (a line with its terms). */
   const toggle = (list: 'interfaces' | 'lines', value: string, on: boolean) =>
-    setDraft((current) => ({
-      ...current,
-      [list]: on ? [...current[list].filter((item) => item !== value), value] : current[list].filter((item) => item !== value),
-    }));
+    setDraft((current) => {
+      const terms = { ...current.terms };
+      if (list === 'lines' && !on) delete terms[value];
+      return { ...current, terms, [list]: on ? [...current[list].filter((item) => item !== value), value] : current[list].filter((item) => item !== value) };
+    });
+  const setTerms = (line: string, change: Partial<LineTerms>) =>
+    setDraft((current) => ({ ...current, terms: { ...current.terms, [line]: { ...(current.terms[line] ?? NO_TERMS), ...change } } }));
   const setRow = (key: number, change: Partial<PriceRow>) =>
     setDraft((current) => ({ ...current, prices: current.prices.map((row) => (row.key === key ? { ...row, ...change } : row)) }));
 
@@ -142,9 +239,13 @@ export function ModelForm({
   };
 
   const save = async () => {
+    // Problems name a line by its place in the list sent, which the order may change after.
+    sentLines.current = draft.lines;
     const checks = new Checks();
     if (draft.interfaces.length === 0) checks.add('interfaces: choose at least one interface');
     if (draft.lines.length === 0) checks.add('lines: choose at least one line');
+    const lines = linesOf(draft.lines, draft.terms, checks);
+    const retry = retryOf(draft.retry, checks);
     const maxTokens = checks.take(() => positiveInteger(draft.max_tokens, 'max_tokens', 'tokens'));
     const prices = pricesOf(draft.prices, checks);
     const tiers = checks.take(() => tiersOf(draft.tiers));
@@ -152,15 +253,20 @@ export function ModelForm({
     const fields: ModelBody = {
       upstream_model: draft.upstream_model.trim(),
       interfaces: draft.interfaces,
-      lines: draft.lines,
+      lines,
       capabilities: { image_input: draft.image_input },
       prices,
       price_tiers: tiers,
     };
     if (model) {
-      onSaved(await changeModel(model.id, model.version, { ...fields, max_tokens: maxTokens ?? null }));
+      onSaved(await changeModel(model.id, model.version, { ...fields, retry: retry ?? null, max_tokens: maxTokens ?? null }));
     } else {
-      const created = await createModel({ id: draft.id.trim(), ...fields, ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }) });
+      const created = await createModel({
+        id: draft.id.trim(),
+        ...fields,
+        ...(retry === undefined ? {} : { retry }),
+        ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
+      });
       form.ref.current?.reset();
       setDraft(draftOf(undefined));
       onSaved(created);
@@ -232,7 +338,7 @@ export function ModelForm({
         <FieldProblem id={`${id}-interfaces-problem`} problems={problems.fields.interfaces} />
       </fieldset>
 
-      <fieldset {...field('lines', `${id}-lines-hint`)} aria-busy={lineIds === undefined}>
+      <fieldset {...describedBy(groupLineProblems, `${id}-lines-problem`, `${id}-lines-hint`)} aria-busy={lineIds === undefined}>
         <legend>Lines</legend>
         <p id={`${id}-lines-hint`} class="hint">
           The upstream lines that serve the model, tried in the order below when one fails.
@@ -252,26 +358,110 @@ export function ModelForm({
         </div>
         {lineIds === undefined && <p class="hint">Loading lines…</p>}
         {lineIds !== undefined && lineChoices.length === 0 && <p class="hint">The catalog has no lines yet: add one first.</p>}
-        {draft.lines.length > 1 && (
+        {draft.lines.length > 0 && (
           <div class="line-order">
             <p id={`${id}-order`} class="small-heading">
               Tried in this order
             </p>
             <ol aria-labelledby={`${id}-order`}>
-              {draft.lines.map((line, index) => (
-                <li key={line}>
-                  <span>{line}</span>
-                  {index > 0 && (
-                    <button type="button" class="button-secondary button-small" data-move-up={line} onClick={() => moveUp(line)}>
-                      Move up<span class="visually-hidden"> {line}</span>
-                    </button>
-                  )}
-                </li>
-              ))}
+              {draft.lines.map((line, index) => {
+                // Ids by the line's place among the choices, which a move leaves as it is.
+                const at = `${id}-line-${lineChoices.indexOf(line)}`;
+                const terms = draft.terms[line] ?? NO_TERMS;
+                const weightProblems = termProblems(line, 'weight');
+                const modelProblems = termProblems(line, 'upstream_model');
+                return (
+                  <li key={line}>
+                    <span>{line}</span>
+                    {index > 0 && (
+                      <button type="button" class="button-secondary button-small" data-move-up={line} onClick={() => moveUp(line)}>
+                        Move up<span class="visually-hidden"> {line}</span>
+                      </button>
+                    )}
+                    <div class="form-row">
+                      <div class="control control-narrow">
+                        <label for={`${at}-weight`}>
+                          Weight<span class="visually-hidden"> of {line}</span>
+                        </label>
+                        <input
+                          id={`${at}-weight`}
+                          type="text"
+                          inputMode="numeric"
+                          autoComplete="off"
+                          value={terms.weight}
+                          onInput={(event) => setTerms(line, { weight: event.currentTarget.value })}
+                          {...describedBy(weightProblems, `${at}-weight-problem`, `${id}-weight-hint`)}
+                        />
+                      </div>
+                      <div class="control">
+                        <label for={`${at}-model`}>
+                          Model on this line<span class="visually-hidden"> ({line})</span>
+                        </label>
+                        <input
+                          id={`${at}-model`}
+                          type="text"
+                          autoComplete="off"
+                          spellcheck={false}
+                          value={terms.model}
+                          onInput={(event) => setTerms(line, { model: event.currentTarget.value })}
+                          {...describedBy(modelProblems, `${at}-model-problem`, `${id}-line-model-hint`)}
+                        />
+                      </div>
+                    </div>
+                    {/* Under the row rather than in its narrow column, where a problem would wrap word by word. */}
+                    <FieldProblem id={`${at}-weight-problem`} problems={weightProblems} />
+                    <FieldProblem id={`${at}-model-problem`} problems={modelProblems} />
+                  </li>
+                );
+              })}
             </ol>
           </div>
         )}
-        <FieldProblem id={`${id}-lines-problem`} problems={problems.fields.lines} />
+        {/* Under the list, as a control's hint is under it; every weight and model input names its hint. */}
+        {draft.lines.length > 0 && (
+          <>
+            <p id={`${id}-weight-hint`} class="hint">
+              Weight (optional): a call's first line is drawn by weight, then the others are tried in this order. 0: failover only; empty: 1 when any line has a
+              weight. No weights: always in this order.
+            </p>
+            <p id={`${id}-line-model-hint`} class="hint">
+              Model on this line (optional): the model's name on that line, when it differs from the upstream model.
+            </p>
+          </>
+        )}
+        <FieldProblem id={`${id}-lines-problem`} problems={groupLineProblems} />
+      </fieldset>
+
+      <fieldset {...describedBy(retryProblems[''], `${id}-retry-problem`, `${id}-retry-hint`)}>
+        <legend>Retries (optional)</legend>
+        <p id={`${id}-retry-hint`} class="hint">
+          A call is tried again after every line failed. An empty field takes the gateway's setting (by default <code>RETRY_ATTEMPTS</code> 0,{' '}
+          <code>RETRY_BACKOFF_MS</code> 250, <code>RETRY_MAX_BACKOFF_MS</code> 5000).
+        </p>
+        <div class="form-row">
+          {RETRY_FIELDS.map((name) => (
+            <div class="control" key={name}>
+              <label for={`${id}-retry-${name}`}>{RETRY_INPUTS[name].label}</label>
+              <input
+                id={`${id}-retry-${name}`}
+                type="text"
+                inputMode="numeric"
+                autoComplete="off"
+                value={draft.retry[name]}
+                onInput={(event) => {
+                  const value = event.currentTarget.value;
+                  setDraft((current) => ({ ...current, retry: { ...current.retry, [name]: value } }));
+                }}
+                {...describedBy(retryProblems[name], `${id}-retry-${name}-problem`, `${id}-retry-${name}-hint`)}
+              />
+              <p id={`${id}-retry-${name}-hint`} class="hint">
+                {RETRY_INPUTS[name].hint}
+              </p>
+              <FieldProblem id={`${id}-retry-${name}-problem`} problems={retryProblems[name]} />
+            </div>
+          ))}
+        </div>
+        <FieldProblem id={`${id}-retry-problem`} problems={retryProblems['']} />
       </fieldset>
 
       <fieldset {...field('capabilities')}>

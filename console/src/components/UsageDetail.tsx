@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import { type ComponentChildren, Fragment } from 'preact';
 import { amountFromNano, count, milliseconds } from '../format';
 import { href } from '../router';
 import type { UsageRecordView } from '../types';
@@ -40,6 +40,23 @@ export function UsageDetail({ record }: { record: UsageRecordView }) {
         <Field name="Model">{record.model}</Field>
         <Field name="Interface">{record.interface}</Field>
         <Field name="Line">{record.line ?? none}</Field>
+        <Field name="Attempts">{count(record.attempts)}</Field>
+        {record.lines_tried.length > 1 && (
+          <Field name="Lines tried">
+            {record.lines_tried.map((line, index) => (
+              // A line tried again is listed again: the place keys it.
+              <Fragment key={index}>
+                {index > 0 && (
+                  <>
+                    <span aria-hidden="true"> → </span>
+                    <span class="visually-hidden">, then </span>
+                  </>
+                )}
+                {line}
+              </Fragment>
+            ))}
+          </Field>
+        )}
         <Field name="Translated to">{record.translated_to ?? <span class="muted">not translated</span>}</Field>
         <Field name="Streamed">{record.stream ? 'Yes' : 'No'}</Field>
         <Field name="Cost">

@@ -7,7 +7,7 @@ import { ModelForm } from '../components/ModelForm';
 import { count } from '../format';
 import { type Loaded, useAction, useLoad } from '../hooks';
 import { ErrorAlert, Notice } from '../components/Status';
-import type { CatalogModelView, UpstreamView } from '../types';
+import { type CatalogModelView, lineItemOf, type ModelLine, type UpstreamView } from '../types';
 
 /**
  * The catalog: upstream lines and the models that call them, added, changed and deleted while the
@@ -67,7 +67,7 @@ function ReloadSection({ onReloaded }: { onReloaded: () => void }) {
 }
 
 function LinesSection({ lines, models }: { lines: Loaded<UpstreamView[]>; models: CatalogModelView[] | undefined }) {
-  const usersOf = (id: string) => models?.filter((model) => model.lines.includes(id)).map((model) => model.id) ?? [];
+  const usersOf = (id: string) => models?.filter((model) => model.lines.some((line) => lineItemOf(line).id === id)).map((model) => model.id) ?? [];
   return (
     <CatalogSection
       kind="line"
@@ -116,6 +116,9 @@ function ModelsSection({ models, lineIds }: { models: Loaded<CatalogModelView[]>
           <td>{model.interfaces.join(', ')}</td>
           <td>
             <LineOrder lines={model.lines} />
+            {model.retry?.attempts !== undefined && (
+              <span class="cell-sub">{model.retry.attempts === 1 ? '1 retry' : `${count(model.retry.attempts)} retries`} after every line failed</span>
+            )}
           </td>
           <td class="wrap">
             <PricesSummary model={model} />
@@ -130,19 +133,34 @@ function ModelsSection({ models, lineIds }: { models: Loaded<CatalogModelView[]>
   );
 }
 
-/** A model's lines in the order they are tried: an arrow for the eye, "then" for a screen reader. */
-function LineOrder({ lines }: { lines: string[] }) {
+/**
+ * A model's lines in the order they are tried: an arrow for the eye, "then" for a screen reader;
+ * each with its weight (`×3`, read as "weight 3") and its own model name where set.
+ */
+function LineOrder({ lines }: { lines: ModelLine[] }) {
   return (
     <>
-      {lines.map((line, index) => (
-        <Fragment key={line}>
+      {lines.map(lineItemOf).map((line, index) => (
+        <Fragment key={line.id}>
           {index > 0 && (
             <>
               <span aria-hidden="true"> → </span>
               <span class="visually-hidden">, then </span>
             </>
           )}
-          {line}
+          {line.id}
+          {line.weight !== undefined && (
+            <>
+              <span aria-hidden="true"> ×{line.weight}</span>
+              <span class="visually-hidden"> weight {line.weight}</span>
+            </>
+          )}
+          {line.upstream_model !== undefined && (
+            <>
+              {' '}
+              <span class="muted">as</span> <code>{line.upstream_model}</code>
+            </>
+          )}
         </Fragment>
       ))}
     </>

@@ -7,5 +7,7 @@ export interface LineSettings {
   rateLimitCooldownMaxMs: number;
   /** Keep-alive sockets per line. */
   connections: number;
+  /** Retries of a model that sets no `retry` of its own, and the fields one leaves out (RETRY_*). */
+  retry: { attempts: number; backoffMs: number; maxBackoffMs: number };
 }
 export const LINE_SETTINGS = Symbol('LINE_SETTINGS');
