@@ -549,7 +549,17 @@ describe('admin command line', () => {
 
       const created = await ok(['models', 'create', '--json', JSON.stringify(item)]);
       const stale = await cli(['models', 'update', 'cli-model', '--version', '7', '--json', '{"max_tokens":10}']);
-      const changed = await ok(['models', 'update', 'cli-model', '--version', '1', '--json', '{"max_tokens":10}']);
+      // A weighted line with its own model name, and retries: items of the same JSON form as the admin API's.
+      const lines = [{ id: 'line-a', weight: 2, upstream_model: 'deployment-a' }];
+      const changed = await ok([
+        'models',
+        'update',
+        'cli-model',
+        '--version',
+        '1',
+        '--json',
+        JSON.stringify({ max_tokens: 10, lines, retry: { attempts: 1 } }),
+      ]);
       const listed = await ok(['models', 'list']);
       const deleted = await ok(['models', 'delete', 'cli-model', '--version', '2']);
       const log = await ok(['audit', '--item-kind', 'model', '--item-id', 'cli-model']);
@@ -557,7 +567,7 @@ describe('admin command line', () => {
       expect(created).toMatchObject({ id: 'cli-model', source: 'admin', version: 1, prices: { input_tokens: '1' } });
       expect(stale).toMatchObject({ code: 1, stdout: '' });
       expect(stale.stderr).toContain('is at version 1, not 7');
-      expect(changed).toMatchObject({ max_tokens: 10, version: 2 });
+      expect(changed).toMatchObject({ max_tokens: 10, version: 2, lines, retry: { attempts: 1 } });
       expect(listed.map((model: { id: string }) => model.id)).toContain('cli-model');
       expect(deleted).toMatchObject({ id: 'cli-model', version: 2 });
       expect(log.data.map((entry: { action: string; actor: string }) => [entry.action, entry.actor])).toEqual([
