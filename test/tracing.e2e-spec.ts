@@ -11,6 +11,7 @@ import { GatewayHarness } from './support/gateway-harness';
 import { launchGateway } from './support/gateway-process';
 import { KEYS, VENDOR_KEY } from './support/test-config';
 import { until } from './support/until';
+import { migratedFolder } from './support/test-database';
 
 /**
  * OpenTelemetry traces (docs/operations.md "Traces"): off unless OTEL_EXPORTER_OTLP_ENDPOINT is
@@ -397,10 +398,11 @@ describe('traces', () => {
       await rm(folder, { recursive: true, force: true });
     });
 
-    function launch(env: Record<string, string | undefined>) {
+    // A migrated copy of the embedded database: these tests are not about a first start, whose initdb takes seconds.
+    async function launch(env: Record<string, string | undefined>) {
       return launchGateway({
         GATEWAY_CONFIG: join(folder, 'gateway.yaml'),
-        DATA_DIR: 'memory',
+        DATA_DIR: await migratedFolder(folder),
         TEST_VENDOR_KEY: VENDOR_KEY,
         NODE_OPTIONS: `--require ${hook}`,
         OTEL_EXPORTER_OTLP_ENDPOINT: undefined,

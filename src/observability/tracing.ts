@@ -115,6 +115,8 @@ export async function startCallTracing(settings: TracingSettings, options: Traci
       } finally {
         ids.preset = undefined;
       }
+      // An unsampled call's children would be sampled out too: none is made.
+      if (!server.isRecording()) return server.end();
       const inServer = api.trace.setSpan(api.ROOT_CONTEXT, server);
       for (const plan of plans.children) emit(plan, inServer, at).end(at(plan.endedAt));
       server.end(at(plans.server.endedAt));
