@@ -149,7 +149,7 @@ describe(CallTelemetry.name, () => {
   });
 
   describe('with traces on', () => {
-    const TRACE = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '00f067aa0ba902b7', parent: undefined };
+    const TRACE = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '00f067aa0ba902b7', parent: undefined, sampled: true };
 
     /** A tracer that notes what it is asked. */
     function tracer(record: (request: FastifyRequest, facts: CallFacts) => void = () => undefined): CallTracer & { begun: number; recorded: CallFacts[] } {

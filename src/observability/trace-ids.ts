@@ -11,4 +11,6 @@ export interface TraceIds {
 /** A call's place in a trace: its server span's ids, and the client's span it continues (an inbound `traceparent`). */
 export interface CallTrace extends TraceIds {
   parent: SpanContext | undefined;
+  /** The sampler's decision, made at arrival: an unsampled call makes no spans when it is reported. */
+  sampled: boolean;
 }

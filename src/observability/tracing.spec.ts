@@ -147,13 +147,19 @@ describe(startCallTracing.name, () => {
 
   it('follows the sampler: a client that did not sample its trace gets none from the gateway either', async () => {
     const unsampled = await fixture();
-    unsampled.tracer.record(calledRequest(unsampled.tracer, { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-00` }), FACTS);
+    const notSampled = calledRequest(unsampled.tracer, { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-00` });
+    unsampled.tracer.record(notSampled, FACTS);
+    const sampled = calledRequest(unsampled.tracer, { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` });
     await unsampled.tracer.shutdown();
     const off = await fixture('always_off');
-    off.tracer.record(calledRequest(off.tracer), FACTS);
+    const never = calledRequest(off.tracer);
+    off.tracer.record(never, FACTS);
     await off.tracer.shutdown();
 
     expect([unsampled.exporter.spans, off.exporter.spans]).toEqual([[], []]);
+    // Decided at arrival, so the report of an unsampled call makes nothing; its log line still has the ids.
+    expect([notSampled.trace!.sampled, sampled.trace!.sampled, never.trace!.sampled]).toEqual([false, true, false]);
+    expect(never.trace!.traceId).toMatch(/^[0-9a-f]{32}$/);
   });
 });
 
