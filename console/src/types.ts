@@ -324,6 +324,8 @@ export const PRICE_UNITS = {
   input_tokens: 'per 1M tokens',
   cached_input_tokens: 'per 1M tokens',
   cache_write_input_tokens: 'per 1M tokens',
+  cache_write_5m_input_tokens: 'per 1M tokens',
+  cache_write_1h_input_tokens: 'per 1M tokens',
   output_tokens: 'per 1M tokens',
   input_text_tokens: 'per 1M tokens',
   input_image_tokens: 'per 1M tokens',
@@ -349,7 +351,7 @@ export const PRICE_NAMES = Object.keys(PRICE_UNITS) as PriceName[];
 export const METERED_PRICES: { readonly [name in (typeof INTERFACE_NAMES)[number]]: readonly PriceName[] } = {
   chat_completions: ['input_tokens', 'cached_input_tokens', 'output_tokens'],
   responses: ['input_tokens', 'cached_input_tokens', 'output_tokens'],
-  messages: ['input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'output_tokens'],
+  messages: ['input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'cache_write_5m_input_tokens', 'cache_write_1h_input_tokens', 'output_tokens'],
   embeddings: ['input_tokens'],
   images_a: ['input_text_tokens', 'input_image_tokens', 'output_text_tokens', 'output_image_tokens'],
   images_b: ['output_images', 'input_images'],

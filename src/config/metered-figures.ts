@@ -11,7 +11,7 @@ import { PRICE_FALLBACKS, PriceFieldName } from './prices';
 export const METERED_FIGURES: { readonly [name in InterfaceName]: readonly PriceFieldName[] } = {
   chat_completions: ['input_tokens', 'cached_input_tokens', 'output_tokens'],
   responses: ['input_tokens', 'cached_input_tokens', 'output_tokens'],
-  messages: ['input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'output_tokens'],
+  messages: ['input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'cache_write_5m_input_tokens', 'cache_write_1h_input_tokens', 'output_tokens'],
   embeddings: ['input_tokens'],
   images_a: ['input_text_tokens', 'input_image_tokens', 'output_text_tokens', 'output_image_tokens'],
   images_b: ['output_images', 'input_images'],
@@ -28,14 +28,14 @@ export function meteredFiguresOf(interfaces: readonly InterfaceName[]): PriceFie
 }
 
 /**
- * The prices that calls metered by these figures can be billed at: the figures' own, and the
- * prices they fall back to (cached input without a cached-input price pays the input price).
+ * The prices that calls metered by these figures can be billed at: the figures' own, and every
+ * price down their fallbacks (cached input without a cached-input price pays the input price; a
+ * 1-hour cache write the cache-write price, and without that the input price).
  */
 export function pricesUsedBy(figures: readonly PriceFieldName[]): Set<PriceFieldName> {
   const names = new Set<PriceFieldName>(figures);
   for (const figure of figures) {
-    const fallback = PRICE_FALLBACKS[figure];
-    if (fallback) names.add(fallback);
+    for (let fallback = PRICE_FALLBACKS[figure]; fallback !== undefined; fallback = PRICE_FALLBACKS[fallback]) names.add(fallback);
   }
   return names;
 }

@@ -8,6 +8,8 @@ describe(priceUnitOf.name, () => {
 
   it.each([
     ['input_tokens', 'per_million_tokens'],
+    ['cache_write_5m_input_tokens', 'per_million_tokens'],
+    ['cache_write_1h_input_tokens', 'per_million_tokens'],
     ['output_image_tokens', 'per_million_tokens'],
     ['thinking_tokens', 'per_million_tokens'],
     ['output_images', 'per_unit'],

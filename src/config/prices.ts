@@ -4,8 +4,10 @@
  * seconds) per unit.
  *
  * `cached_input_tokens` and `cache_write_input_tokens` fall back to the `input_tokens` price
- * when a model does not set them (PRICE_FALLBACKS): the billing code applies that fallback,
- * and the loader counts a price reached only that way as used.
+ * when a model does not set them, and the cache writes by duration (`cache_write_5m_input_tokens`,
+ * `cache_write_1h_input_tokens`) to the `cache_write_input_tokens` price, and so on to the input
+ * price (PRICE_FALLBACKS): the billing code applies that fallback, and the loader counts a price
+ * reached only that way as used.
  */
 
 export type PriceUnit = 'per_million_tokens' | 'per_unit';
@@ -14,6 +16,9 @@ export const PRICE_FIELDS = {
   input_tokens: 'per_million_tokens',
   cached_input_tokens: 'per_million_tokens',
   cache_write_input_tokens: 'per_million_tokens',
+  /** Messages cache writes by how long the entry lives; part of `cache_write_input_tokens`. */
+  cache_write_5m_input_tokens: 'per_million_tokens',
+  cache_write_1h_input_tokens: 'per_million_tokens',
   output_tokens: 'per_million_tokens',
   input_text_tokens: 'per_million_tokens',
   input_image_tokens: 'per_million_tokens',
@@ -32,10 +37,16 @@ export const PRICE_FIELDS = {
 
 export type PriceFieldName = keyof typeof PRICE_FIELDS;
 
-/** The price a figure is billed at when the model does not price it (pricing.ts `costOf`). */
+/**
+ * The price a figure is billed at when the model does not price it (pricing.ts `costOf`), followed
+ * until a price is set: a 1-hour cache write without its own price pays the cache-write price,
+ * and without that the input price.
+ */
 export const PRICE_FALLBACKS: Partial<Record<PriceFieldName, PriceFieldName>> = {
   cached_input_tokens: 'input_tokens',
   cache_write_input_tokens: 'input_tokens',
+  cache_write_5m_input_tokens: 'cache_write_input_tokens',
+  cache_write_1h_input_tokens: 'cache_write_input_tokens',
 };
 
 export const PRICE_FIELD_NAMES = Object.keys(PRICE_FIELDS) as PriceFieldName[];

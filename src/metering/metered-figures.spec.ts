@@ -26,6 +26,7 @@ const MESSAGES_USAGE = {
   input_tokens: 10,
   cache_read_input_tokens: 2,
   cache_creation_input_tokens: 3,
+  cache_creation: { ephemeral_5m_input_tokens: 1, ephemeral_1h_input_tokens: 2 },
   output_tokens: 5,
   output_tokens_details: { thinking_tokens: 1 },
 };
@@ -92,7 +93,14 @@ describe('METERED_FIGURES', () => {
 
 describe(meteredFiguresOf.name, () => {
   it('takes the figures of every interface of the model, each once', () => {
-    expect(meteredFiguresOf(['chat_completions', 'messages'])).toEqual(['input_tokens', 'cached_input_tokens', 'output_tokens', 'cache_write_input_tokens']);
+    expect(meteredFiguresOf(['chat_completions', 'messages'])).toEqual([
+      'input_tokens',
+      'cached_input_tokens',
+      'output_tokens',
+      'cache_write_input_tokens',
+      'cache_write_5m_input_tokens',
+      'cache_write_1h_input_tokens',
+    ]);
     expect(meteredFiguresOf(['video_b', 'video_c'])).toEqual(['output_video_tokens', 'output_seconds', 'input_seconds', 'input_image_count']);
   });
 });
@@ -101,6 +109,11 @@ describe(pricesUsedBy.name, () => {
   it('counts a price that cached input or cache writes fall back to as used', () => {
     expect(pricesUsedBy(['cached_input_tokens'])).toEqual(new Set(['cached_input_tokens', 'input_tokens']));
     expect(pricesUsedBy(['cache_write_input_tokens', 'output_tokens'])).toEqual(new Set(['cache_write_input_tokens', 'output_tokens', 'input_tokens']));
+  });
+
+  it('follows the fallbacks of the cache writes by duration down to the input price', () => {
+    expect(pricesUsedBy(['cache_write_1h_input_tokens'])).toEqual(new Set(['cache_write_1h_input_tokens', 'cache_write_input_tokens', 'input_tokens']));
+    expect(pricesUsedBy(['cache_write_5m_input_tokens'])).toEqual(new Set(['cache_write_5m_input_tokens', 'cache_write_input_tokens', 'input_tokens']));
   });
 
   it('adds nothing for figures without a fallback', () => {

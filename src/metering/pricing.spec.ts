@@ -31,6 +31,71 @@ describe(costOf.name, () => {
     expect(costOf({ input_tokens: 300, cache_write_input_tokens: 100 }, withWrite)).toBe(200n * 2_500n + 100n * 5_000n);
   });
 
+  describe('cache writes by duration', () => {
+    // Per 1M tokens: input 3, cache reads 0.3, cache writes 4, 5-minute writes 3.75, 1-hour writes 6, output 15.
+    const messagesPrices = {
+      input_tokens: 3n * NANO,
+      cached_input_tokens: (3n * NANO) / 10n,
+      cache_write_input_tokens: 4n * NANO,
+      cache_write_5m_input_tokens: (375n * NANO) / 100n,
+      cache_write_1h_input_tokens: 6n * NANO,
+      output_tokens: 15n * NANO,
+    };
+    /** 10 uncached, 100 read, 3000 written (1000 for 5 minutes, 2000 for an hour), 50 out. */
+    const usage = {
+      input_tokens: 10,
+      cache_read_input_tokens: 100,
+      cache_creation_input_tokens: 3000,
+      cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+      output_tokens: 50,
+    };
+
+    it('bills each duration at its price instead of the cache-write price, and every input token once', () => {
+      // 10 × 3 + 100 × 0.3 + 1000 × 3.75 + 2000 × 6 + 50 × 15 = 16 560 per 1M → 16 560 000 nano
+      expect(costOf(messagesUsageFigures(usage), messagesPrices)).toBe(16_560_000n);
+    });
+
+    it('bills usage without the split as before: the total at the cache-write price', () => {
+      const { cache_creation: _split, ...totalOnly } = usage;
+      // 10 × 3 + 100 × 0.3 + 3000 × 4 + 50 × 15 = 12 810 per 1M
+      expect(costOf(messagesUsageFigures(totalOnly), messagesPrices)).toBe(12_810_000n);
+    });
+
+    it('falls back to the cache-write price for a duration without a price, and then to the input price', () => {
+      const { cache_write_1h_input_tokens: _oneHour, ...no1h } = messagesPrices;
+      const { cache_write_5m_input_tokens: _fiveMinutes, cache_write_input_tokens: _write, ...noWrites } = no1h;
+      const figures = messagesUsageFigures(usage);
+
+      // The 2000 one-hour tokens at the cache-write price: 10 × 3 + 100 × 0.3 + 1000 × 3.75 + 2000 × 4 + 50 × 15
+      expect(costOf(figures, no1h)).toBe(12_560_000n);
+      // Every cache write at the input price: 10 × 3 + 100 × 0.3 + 3000 × 3 + 50 × 15
+      expect(costOf(figures, noWrites)).toBe(9_810_000n);
+      // A duration priced without a cache-write price: the other one pays the input price.
+      // 10 × 3 + 100 × 0.3 + 1000 × 3 + 2000 × 6 + 50 × 15 = 15 810 per 1M
+      expect(costOf(figures, { ...noWrites, cache_write_1h_input_tokens: 6n * NANO })).toBe(15_810_000n);
+    });
+
+    it('bills the part of the total that the split does not cover at the cache-write price', () => {
+      const disagreeing = { ...usage, cache_creation_input_tokens: 3500 };
+      // The split covers 3000 of 3500: 10 × 3 + 100 × 0.3 + 500 × 4 + 1000 × 3.75 + 2000 × 6 + 50 × 15 = 18 560 per 1M
+      expect(messagesUsageFigures(disagreeing)).toMatchObject({ input_tokens: 3610, cache_write_input_tokens: 3500 });
+      expect(costOf(messagesUsageFigures(disagreeing), messagesPrices)).toBe(18_560_000n);
+    });
+
+    it('bills a split larger than its total in full, out of the input tokens', () => {
+      const disagreeing = { ...usage, cache_creation_input_tokens: 2500 };
+      // input_tokens 2610 = 10 + 100 + 2500; the 3000 split tokens leave none of it at the input price:
+      // 100 × 0.3 + 1000 × 3.75 + 2000 × 6 + 50 × 15 = 16 530 per 1M
+      expect(costOf(messagesUsageFigures(disagreeing), messagesPrices)).toBe(16_530_000n);
+    });
+
+    it('never bills a split token at the cache-write or input price too', () => {
+      const onlyWrites = { cache_write_input_tokens: 3000, cache_write_5m_input_tokens: 1000, cache_write_1h_input_tokens: 2000 };
+      // 1000 × 3.75 + 2000 × 6, nothing else
+      expect(costOf({ input_tokens: 3000, ...onlyWrites }, messagesPrices)).toBe(15_750_000n);
+    });
+  });
+
   it('does not bill reasoning tokens on top of the output tokens that contain them', () => {
     expect(costOf({ output_tokens: 100, reasoning_tokens: 60 }, { ...prices, reasoning_tokens: NANO })).toBe(100n * 10_000n);
   });

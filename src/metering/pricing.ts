@@ -1,31 +1,60 @@
 import type { ModelConfig, PriceTable, PriceTier } from '../config/gateway-config';
 import type { UsageFigures } from './usage-figures';
-import { priceUnitOf } from '../config/prices';
+import { PRICE_FALLBACKS, type PriceFieldName, priceUnitOf } from '../config/prices';
 
 const PER_MILLION = 1_000_000n;
 
 /** Figures billed through other figures, or not billed at all. */
-const NOT_PRICED_DIRECTLY = new Set(['input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'reasoning_tokens']);
+const NOT_PRICED_DIRECTLY = new Set([
+  'input_tokens',
+  'cached_input_tokens',
+  'cache_write_input_tokens',
+  'cache_write_5m_input_tokens',
+  'cache_write_1h_input_tokens',
+  'reasoning_tokens',
+]);
 
 function whole(value: number | undefined): bigint {
   return value === undefined ? 0n : BigInt(Math.round(value));
 }
 
+/** A figure's own price, else the first price set down its fallbacks (PRICE_FALLBACKS), else 0. */
+function priceOf(prices: PriceTable, name: PriceFieldName): bigint {
+  for (let current: PriceFieldName | undefined = name; current !== undefined; current = PRICE_FALLBACKS[current]) {
+    const price = prices[current];
+    if (price !== undefined) return price;
+  }
+  return 0n;
+}
+
 /**
  * Cost of one call in nano-units, exact: token figures are priced per 1M tokens and summed as
  * integers before one rounding (half up); counted figures (images, seconds) per unit.
- * Cached input and cache writes are billed at their own prices, falling back to the input
- * price when the model has none.
+ *
+ * Input figures overlap (usage-figures.ts), so each input token is billed once: cache reads at
+ * the cached-input price, the cache writes by duration at theirs, the rest of the cache-write
+ * total (when the upstream's split does not cover it) at the cache-write price, and what is left
+ * of `input_tokens` at the input price. A price the model lacks falls back (PRICE_FALLBACKS).
+ * A split that adds up to more than its total is billed in full, out of `input_tokens`, so no
+ * input token is billed twice whichever of the two the upstream got wrong.
  */
 export function costOf(figures: UsageFigures | undefined, prices: PriceTable): bigint {
   if (!figures) return 0n;
   const input = whole(figures.input_tokens);
   const cached = whole(figures.cached_input_tokens);
-  const cacheWrite = whole(figures.cache_write_input_tokens);
-  const inputPrice = prices.input_tokens ?? 0n;
+  const write5m = whole(figures.cache_write_5m_input_tokens);
+  const write1h = whole(figures.cache_write_1h_input_tokens);
+  const reportedWrite = whole(figures.cache_write_input_tokens);
+  const cacheWrite = reportedWrite > write5m + write1h ? reportedWrite : write5m + write1h;
+  const unsplitWrite = cacheWrite - write5m - write1h;
   const uncached = input - cached - cacheWrite > 0n ? input - cached - cacheWrite : 0n;
 
-  let perMillion = uncached * inputPrice + cached * (prices.cached_input_tokens ?? inputPrice) + cacheWrite * (prices.cache_write_input_tokens ?? inputPrice);
+  let perMillion =
+    uncached * priceOf(prices, 'input_tokens') +
+    cached * priceOf(prices, 'cached_input_tokens') +
+    unsplitWrite * priceOf(prices, 'cache_write_input_tokens') +
+    write5m * priceOf(prices, 'cache_write_5m_input_tokens') +
+    write1h * priceOf(prices, 'cache_write_1h_input_tokens');
   let perUnit = 0n;
   // for…in rather than Object.entries: no array per figure, on every call.
   for (const name in figures) {

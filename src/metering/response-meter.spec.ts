@@ -153,3 +153,69 @@ describe('meters of streams', () => {
     expect(responses.errorCode()).toBe('upstream_error_in_stream');
   });
 });
+
+describe('MessagesMeter cache writes by duration', () => {
+  const event = (data: unknown, name: string) => Buffer.from(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  const split = (fiveMinutes: number, oneHour: number) => ({ ephemeral_5m_input_tokens: fiveMinutes, ephemeral_1h_input_tokens: oneHour });
+
+  it('reads the split of a JSON answer beside the cache-write total', () => {
+    const meter = new MessagesMeter();
+    const usage = { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 3000, cache_creation: split(1000, 2000), output_tokens: 50 };
+    meter.readJson(Buffer.from(JSON.stringify({ type: 'message', usage })));
+
+    expect(meter.figures()).toStrictEqual({
+      input_tokens: 3110,
+      cached_input_tokens: 100,
+      cache_write_input_tokens: 3000,
+      cache_write_5m_input_tokens: 1000,
+      cache_write_1h_input_tokens: 2000,
+      output_tokens: 50,
+    });
+  });
+
+  it('keeps the split of message_start when message_delta repeats only the totals, as the API streams it', () => {
+    const meter = new MessagesMeter();
+    const start = { input_tokens: 10, cache_read_input_tokens: 0, cache_creation_input_tokens: 300, cache_creation: split(100, 200), output_tokens: 1 };
+    meter.readEvent(event({ type: 'message_start', message: { usage: start } }, 'message_start'));
+    meter.readEvent(
+      event({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { ...start, cache_creation: undefined, output_tokens: 42 } }, 'message_delta'),
+    );
+
+    expect(meter.figures()).toMatchObject({
+      cache_write_input_tokens: 300,
+      cache_write_5m_input_tokens: 100,
+      cache_write_1h_input_tokens: 200,
+      output_tokens: 42,
+    });
+  });
+
+  it('takes the cumulative split of message_delta over the one of message_start', () => {
+    const meter = new MessagesMeter();
+    const start = { input_tokens: 10, cache_creation_input_tokens: 300, cache_creation: split(100, 200), output_tokens: 1 };
+    meter.readEvent(event({ type: 'message_start', message: { usage: start } }, 'message_start'));
+    const delta = { input_tokens: 10, cache_creation_input_tokens: 500, cache_creation: split(100, 400), output_tokens: 42 };
+    meter.readEvent(event({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: delta }, 'message_delta'));
+
+    expect(meter.figures()).toStrictEqual({
+      input_tokens: 510,
+      cache_write_input_tokens: 500,
+      cache_write_5m_input_tokens: 100,
+      cache_write_1h_input_tokens: 400,
+      output_tokens: 42,
+    });
+  });
+
+  it('overwrites only the durations a message_delta names, a null one overwriting nothing', () => {
+    const meter = new MessagesMeter();
+    meter.readEvent(
+      event(
+        { type: 'message_start', message: { usage: { input_tokens: 1, cache_creation_input_tokens: 30, cache_creation: split(10, 20) } } },
+        'message_start',
+      ),
+    );
+    const delta = { cache_creation_input_tokens: 36, cache_creation: { ephemeral_5m_input_tokens: null, ephemeral_1h_input_tokens: 26 }, output_tokens: 5 };
+    meter.readEvent(event({ type: 'message_delta', delta: {}, usage: delta }, 'message_delta'));
+
+    expect(meter.figures()).toMatchObject({ cache_write_input_tokens: 36, cache_write_5m_input_tokens: 10, cache_write_1h_input_tokens: 26 });
+  });
+});

@@ -177,7 +177,9 @@ const MESSAGES_WORDS = /message_start|message_delta|"error"(?!\s*:\s*null)/;
 
 /**
  * Messages: `message_start` carries the input usage, each `message_delta` cumulative totals
- * that overwrite the figures they name.
+ * that overwrite the figures they name. A breakdown object (`cache_creation` with the cache
+ * writes by duration, `output_tokens_details`) is merged member by member, so each figure in it
+ * follows the same rule, as on the translated path (translate.ts merges canonical figures).
  */
 export class MessagesMeter implements ResponseMeter {
   readonly eventWords = MESSAGES_WORDS;
@@ -202,18 +204,27 @@ export class MessagesMeter implements ResponseMeter {
     if (!isStart && raw.indexOf(MESSAGE_DELTA) === -1) return true;
     const data = eventData(raw);
     const usage = isStart ? field(field(data, 'message'), 'usage') : field(data, 'usage');
-    if (usage && typeof usage === 'object') {
-      const figures = (this.usage ??= {});
-      for (const [name, value] of Object.entries(usage as Record<string, unknown>)) {
-        if (value !== null && value !== undefined) figures[name] = value;
-      }
-    }
+    if (usage && typeof usage === 'object') this.usage = mergeReported(this.usage ?? {}, usage as Record<string, unknown>);
     return true;
   }
 
   figures(): UsageFigures | undefined {
     return this.usage ? messagesUsageFigures(this.usage) : undefined;
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** `known` with each reported (neither null nor absent) member of `update` written over it, objects member by member. */
+function mergeReported(known: Record<string, unknown>, update: Record<string, unknown>): Record<string, unknown> {
+  for (const [name, value] of Object.entries(update)) {
+    if (value === null || value === undefined) continue;
+    const before = known[name];
+    known[name] = isObject(value) && isObject(before) ? mergeReported({ ...before }, value) : value;
+  }
+  return known;
 }
 
 export class EmbeddingsMeter implements ResponseMeter {

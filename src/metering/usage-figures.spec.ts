@@ -218,12 +218,22 @@ describe(speechUsageFigures.name, () => {
 
 describe(canonicalUsageFigures.name, () => {
   it('names each canonical usage member as the figure it is billed as', () => {
-    const usage: Required<CanonicalUsage> = { inputTokens: 115, cachedInputTokens: 100, cacheWriteInputTokens: 5, outputTokens: 40, reasoningTokens: 12 };
+    const usage: Required<CanonicalUsage> = {
+      inputTokens: 115,
+      cachedInputTokens: 100,
+      cacheWriteInputTokens: 5,
+      cacheWrite5mInputTokens: 2,
+      cacheWrite1hInputTokens: 3,
+      outputTokens: 40,
+      reasoningTokens: 12,
+    };
 
     expect(canonicalUsageFigures(usage)).toStrictEqual({
       input_tokens: 115,
       cached_input_tokens: 100,
       cache_write_input_tokens: 5,
+      cache_write_5m_input_tokens: 2,
+      cache_write_1h_input_tokens: 3,
       output_tokens: 40,
       reasoning_tokens: 12,
     });
@@ -297,6 +307,41 @@ describe('text usage: native and translated calls bill the same figures', () => 
       'cache reads and writes (input is their sum with the uncached part)',
       '{"input_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":5,"output_tokens":7}',
       { input_tokens: 115, cached_input_tokens: 100, cache_write_input_tokens: 5, output_tokens: 7 },
+    ],
+    [
+      'cache writes split by duration, beside their total, and thinking tokens',
+      '{"input_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":30,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20},"output_tokens":7,"output_tokens_details":{"thinking_tokens":4},"service_tier":"standard"}',
+      {
+        input_tokens: 140,
+        cached_input_tokens: 100,
+        cache_write_input_tokens: 30,
+        cache_write_5m_input_tokens: 10,
+        cache_write_1h_input_tokens: 20,
+        output_tokens: 7,
+        reasoning_tokens: 4,
+      },
+    ],
+    [
+      'a split of zeros, as the API sends it without cache writes',
+      '{"input_tokens":9,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},"output_tokens":1}',
+      {
+        input_tokens: 9,
+        cached_input_tokens: 0,
+        cache_write_input_tokens: 0,
+        cache_write_5m_input_tokens: 0,
+        cache_write_1h_input_tokens: 0,
+        output_tokens: 1,
+      },
+    ],
+    [
+      'a split without its total: the total is the split, counted in the input',
+      '{"input_tokens":10,"cache_creation":{"ephemeral_5m_input_tokens":6,"ephemeral_1h_input_tokens":null},"output_tokens":2}',
+      { input_tokens: 16, cache_write_input_tokens: 6, cache_write_5m_input_tokens: 6, output_tokens: 2 },
+    ],
+    [
+      'a null split, as the API allows',
+      '{"input_tokens":10,"cache_creation_input_tokens":5,"cache_creation":null,"output_tokens":2}',
+      { input_tokens: 15, cache_write_input_tokens: 5, output_tokens: 2 },
     ],
     [
       'null cache figures, as the API sends them',
@@ -466,6 +511,32 @@ describe('text usage: native and translated calls bill the same figures', () => 
       { input_tokens: 30, cache_write_input_tokens: 20, output_tokens: 5 },
     ],
     ['no usage in message_start', '{}', '{"output_tokens":5,"input_tokens":3}', { input_tokens: 3, output_tokens: 5 }],
+    [
+      'the split in message_start and a message_delta with totals only: the split is kept',
+      '{"input_tokens":10,"cache_creation_input_tokens":30,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20},"output_tokens":1}',
+      '{"input_tokens":10,"cache_creation_input_tokens":30,"cache_read_input_tokens":0,"output_tokens":40,"output_tokens_details":{"thinking_tokens":25}}',
+      {
+        input_tokens: 40,
+        cached_input_tokens: 0,
+        cache_write_input_tokens: 30,
+        cache_write_5m_input_tokens: 10,
+        cache_write_1h_input_tokens: 20,
+        output_tokens: 40,
+        reasoning_tokens: 25,
+      },
+    ],
+    [
+      'a message_delta with a cumulative split: its totals overwrite those of message_start',
+      '{"input_tokens":10,"cache_creation_input_tokens":30,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20},"output_tokens":1}',
+      '{"cache_creation_input_tokens":36,"cache_creation":{"ephemeral_5m_input_tokens":36,"ephemeral_1h_input_tokens":0},"output_tokens":40}',
+      { input_tokens: 46, cache_write_input_tokens: 36, cache_write_5m_input_tokens: 36, cache_write_1h_input_tokens: 0, output_tokens: 40 },
+    ],
+    [
+      'a message_delta naming one duration: it overwrites that one, the other stays as message_start said',
+      '{"input_tokens":10,"cache_creation_input_tokens":30,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20},"output_tokens":1}',
+      '{"cache_creation_input_tokens":36,"cache_creation":{"ephemeral_1h_input_tokens":26,"ephemeral_5m_input_tokens":null},"output_tokens":40}',
+      { input_tokens: 46, cache_write_input_tokens: 36, cache_write_5m_input_tokens: 10, cache_write_1h_input_tokens: 26, output_tokens: 40 },
+    ],
   ])('messages stream, %s: the same figures', (_case, startUsage, deltaUsage, figures) => {
     const events = messagesStream(startUsage, deltaUsage);
 

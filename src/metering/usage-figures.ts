@@ -8,9 +8,12 @@ import { decodeResponsesUsage } from '../translation/responses/decode-responses-
  * report is absent, never 0: "unknown" and "zero" bill the same but mean different things
  * in a record.
  *
- * `input_tokens` is every input token, cached ones included; `cached_input_tokens` and
- * `cache_write_input_tokens` say how many of them were cache reads and cache writes.
+ * Some figures overlap. `input_tokens` is every input token, cached ones included;
+ * `cached_input_tokens` and `cache_write_input_tokens` say how many of them were cache reads and
+ * cache writes; `cache_write_5m_input_tokens` and `cache_write_1h_input_tokens` split the cache
+ * writes by how long the entry lives, and `cache_write_input_tokens` stays their total.
  * `reasoning_tokens` are part of `output_tokens` and are kept for information only.
+ * pricing.ts bills each token once.
  */
 export type UsageFigures = Partial<Record<string, number>>;
 
@@ -42,11 +45,13 @@ function compact(figures: UsageFigures): UsageFigures | undefined {
  * until it is mapped here.
  */
 export function canonicalUsageFigures(usage: CanonicalUsage): UsageFigures | undefined {
-  const { inputTokens, cachedInputTokens, cacheWriteInputTokens, outputTokens, reasoningTokens } = usage;
+  const { inputTokens, cachedInputTokens, cacheWriteInputTokens, cacheWrite5mInputTokens, cacheWrite1hInputTokens, outputTokens, reasoningTokens } = usage;
   if (
     inputTokens === undefined &&
     cachedInputTokens === undefined &&
     cacheWriteInputTokens === undefined &&
+    cacheWrite5mInputTokens === undefined &&
+    cacheWrite1hInputTokens === undefined &&
     outputTokens === undefined &&
     reasoningTokens === undefined
   ) {
@@ -56,6 +61,8 @@ export function canonicalUsageFigures(usage: CanonicalUsage): UsageFigures | und
   if (inputTokens !== undefined) figures.input_tokens = inputTokens;
   if (cachedInputTokens !== undefined) figures.cached_input_tokens = cachedInputTokens;
   if (cacheWriteInputTokens !== undefined) figures.cache_write_input_tokens = cacheWriteInputTokens;
+  if (cacheWrite5mInputTokens !== undefined) figures.cache_write_5m_input_tokens = cacheWrite5mInputTokens;
+  if (cacheWrite1hInputTokens !== undefined) figures.cache_write_1h_input_tokens = cacheWrite1hInputTokens;
   if (outputTokens !== undefined) figures.output_tokens = outputTokens;
   if (reasoningTokens !== undefined) figures.reasoning_tokens = reasoningTokens;
   return figures;
@@ -77,7 +84,8 @@ export function responsesUsageFigures(usage: unknown): UsageFigures | undefined 
 
 /**
  * Messages usage reports uncached input apart from cache reads and writes; `input_tokens` here
- * is their sum (decodeMessagesUsage). @see https://docs.anthropic.com/en/api/messages#response-usage
+ * is their sum, and `cache_creation` splits the writes by duration (decodeMessagesUsage).
+ * @see https://docs.anthropic.com/en/api/messages#response-usage
  */
 export function messagesUsageFigures(usage: unknown): UsageFigures | undefined {
   return canonicalUsageFigures(decodeMessagesUsage(usage));

@@ -235,4 +235,12 @@ describe(usageAttributeOf.name, () => {
       'gateway.usage.output_images',
     ]);
   });
+
+  it('keeps the cache-write total as the GenAI cache creation figure and the writes by duration under gateway.usage', () => {
+    expect(['cache_write_input_tokens', 'cache_write_5m_input_tokens', 'cache_write_1h_input_tokens'].map(usageAttributeOf)).toEqual([
+      'gen_ai.usage.cache_creation.input_tokens',
+      'gateway.usage.cache_write_5m_input_tokens',
+      'gateway.usage.cache_write_1h_input_tokens',
+    ]);
+  });
 });

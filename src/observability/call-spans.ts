@@ -79,7 +79,11 @@ export function providerOf(protocol: string): string | undefined {
   }
 }
 
-/** The GenAI name of a usage figure; figures the conventions lack keep theirs under `gateway.usage.`. */
+/**
+ * The GenAI name of a usage figure; figures the conventions lack keep theirs under `gateway.usage.`.
+ * The conventions name only the cache-write total, so the writes by duration
+ * (`cache_write_5m_input_tokens`, `cache_write_1h_input_tokens`) stay gateway figures beside it.
+ */
 export function usageAttributeOf(figure: string): string {
   switch (figure) {
     case 'input_tokens':

@@ -27,7 +27,7 @@ const NANO_PER_UNIT = 1e9;
 /** What each unit's usage counter says it counts. */
 const USAGE_HELP: Record<UsageUnit, string> = {
   tokens:
-    'Tokens billed (as in the usage records), by model and figure (input_tokens, output_tokens, cached_input_tokens, …). Figures overlap: cached and cache-write input tokens are part of input_tokens, reasoning_tokens part of output_tokens.',
+    'Tokens billed (as in the usage records), by model and figure (input_tokens, output_tokens, cached_input_tokens, …). Figures overlap: cached and cache-write input tokens are part of input_tokens, the 5m and 1h cache writes part of cache_write_input_tokens, reasoning_tokens part of output_tokens.',
   images: 'Images billed (as in the usage records), by model and figure (output_images, input_images, input_image_count).',
   seconds: 'Seconds of video billed (as in the usage records), by model and figure (output_seconds, input_seconds); video tasks count when they settle.',
   characters: 'Characters of text billed (as in the usage records), by model and figure (input_characters: speech).',

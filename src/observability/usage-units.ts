@@ -14,6 +14,8 @@ export const USAGE_UNITS: { readonly [figure in PriceFieldName | 'reasoning_toke
   input_tokens: 'tokens',
   cached_input_tokens: 'tokens',
   cache_write_input_tokens: 'tokens',
+  cache_write_5m_input_tokens: 'tokens',
+  cache_write_1h_input_tokens: 'tokens',
   output_tokens: 'tokens',
   reasoning_tokens: 'tokens',
   input_text_tokens: 'tokens',

@@ -1,7 +1,34 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageCreateParamsNonStreaming, MessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
+import type { CacheCreation, MessageCreateParamsNonStreaming, MessageDeltaUsage, MessageStreamEvent, Usage } from '@anthropic-ai/sdk/resources/messages';
 import { parseSse, quarterBytes, rawPost, weatherTool } from './simulator-test-kit';
 import { UpstreamSimulator } from './upstream-simulator';
+
+/**
+ * The members the SDK's usage types declare, as far as the simulator sends them: tsc refuses a
+ * name here that the SDK does not know, and the specs refuse a member sent that is not here.
+ */
+const USAGE_MEMBERS = {
+  input_tokens: true,
+  cache_creation_input_tokens: true,
+  cache_read_input_tokens: true,
+  cache_creation: true,
+  output_tokens: true,
+  output_tokens_details: true,
+  service_tier: true,
+} satisfies Partial<Record<keyof Usage, true>>;
+const DELTA_USAGE_MEMBERS = {
+  input_tokens: true,
+  cache_creation_input_tokens: true,
+  cache_read_input_tokens: true,
+  output_tokens: true,
+  output_tokens_details: true,
+} satisfies Partial<Record<keyof MessageDeltaUsage, true>>;
+const CACHE_CREATION_MEMBERS = { ephemeral_5m_input_tokens: true, ephemeral_1h_input_tokens: true } satisfies Record<keyof CacheCreation, true>;
+
+/** Members of a usage object that the SDK type does not declare (the lists above). */
+function undeclared(usage: object, declared: object): string[] {
+  return Object.keys(usage).filter((name) => !Object.hasOwn(declared, name));
+}
 
 describe('UpstreamSimulator messages', () => {
   const simulator = new UpstreamSimulator({ apiKey: 'sk-ant-test' });
@@ -139,6 +166,78 @@ describe('UpstreamSimulator messages', () => {
 
     expect(message.usage.cache_read_input_tokens).toBeGreaterThan(0);
     expect(message.usage.input_tokens + message.usage.cache_read_input_tokens!).toBe(counted.input_tokens);
+  });
+
+  describe('cache writes by duration and thinking tokens', () => {
+    const request = ask('cache-write-5m and cache-write-1h, cache-me too');
+    const quarter = Math.floor(quarterBytes({ messages: request.messages }) / 4);
+
+    it('answers JSON with the writes split by duration beside their total, in the shape the SDK declares', async () => {
+      const message = await client.messages.create(request);
+      const counted = await client.messages.countTokens({ model: request.model, messages: request.messages });
+      const usage: Usage = message.usage;
+
+      expect(usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: quarter, ephemeral_1h_input_tokens: quarter });
+      expect(usage.cache_creation_input_tokens).toBe(2 * quarter);
+      expect(usage.input_tokens + usage.cache_read_input_tokens! + usage.cache_creation_input_tokens!).toBe(counted.input_tokens);
+      expect(usage.input_tokens).toBeGreaterThanOrEqual(0);
+      expect(undeclared(usage, USAGE_MEMBERS)).toEqual([]);
+      expect(undeclared(usage.cache_creation!, CACHE_CREATION_MEMBERS)).toEqual([]);
+    });
+
+    it('reports zeros for both durations without cache writes, as the API does', async () => {
+      const message = await client.messages.create(ask('No cache'));
+
+      expect(message.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } });
+    });
+
+    it('streams the split in message_start and cumulative totals without it in message_delta, which the SDK keeps', async () => {
+      const json = await client.messages.create(request);
+      const outcome = await rawPost(
+        `${baseUrl}/v1/messages`,
+        { ...request, stream: true },
+        { headers: { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' } },
+      );
+      const events = parseSse(outcome.text).map((event) => JSON.parse(event.data));
+      const startUsage = events.find((event) => event.type === 'message_start').message.usage;
+      const deltaUsage = events.find((event) => event.type === 'message_delta').usage;
+      const { message } = await streamed(request);
+
+      expect(startUsage).toMatchObject({ cache_creation: json.usage.cache_creation, cache_creation_input_tokens: 2 * quarter, output_tokens: 1 });
+      expect(deltaUsage).toEqual({
+        input_tokens: json.usage.input_tokens,
+        cache_creation_input_tokens: 2 * quarter,
+        cache_read_input_tokens: json.usage.cache_read_input_tokens,
+        output_tokens: json.usage.output_tokens,
+      });
+      expect(undeclared(startUsage, USAGE_MEMBERS)).toEqual([]);
+      expect(undeclared(deltaUsage, DELTA_USAGE_MEMBERS)).toEqual([]);
+      expect(message.usage).toMatchObject({
+        input_tokens: json.usage.input_tokens,
+        cache_creation_input_tokens: 2 * quarter,
+        cache_creation: json.usage.cache_creation,
+        output_tokens: json.usage.output_tokens,
+      });
+    });
+
+    it('details the thinking tokens of a model that thought, in the JSON usage and in message_delta', async () => {
+      const params = { ...ask('Think first'), thinking: { type: 'enabled' as const, budget_tokens: 2048 } };
+      const json = await client.messages.create(params);
+      const { message } = await streamed(params);
+      // Read raw: the SDK builds its final message on the message_start event's own objects.
+      const outcome = await rawPost(
+        `${baseUrl}/v1/messages`,
+        { ...params, stream: true },
+        { headers: { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' } },
+      );
+      const events = parseSse(outcome.text).map((event) => JSON.parse(event.data));
+
+      expect(json.usage.output_tokens_details).toEqual({ thinking_tokens: 6 });
+      expect(events.find((event) => event.type === 'message_start').message.usage).not.toHaveProperty('output_tokens_details');
+      expect(events.find((event) => event.type === 'message_delta').usage.output_tokens_details).toEqual({ thinking_tokens: 6 });
+      expect(message.usage.output_tokens_details).toEqual({ thinking_tokens: 6 });
+      expect((await client.messages.create(ask('No thinking'))).usage).not.toHaveProperty('output_tokens_details');
+    });
   });
 
   it('counts tokens of system and messages', async () => {

@@ -131,14 +131,20 @@ function stopReason(reply: Reply): string {
   return reply.truncated ? 'max_tokens' : 'end_turn';
 }
 
-/** Anthropic counts cached input apart: `input_tokens` excludes what `cache_read_input_tokens` holds. */
+/**
+ * Anthropic counts cached input apart: `input_tokens` excludes what `cache_read_input_tokens` and
+ * `cache_creation_input_tokens` hold; `cache_creation` splits the writes by duration (zeros
+ * without any). Thinking tokens are part of `output_tokens`, detailed when the model thought.
+ */
 export function encodeMessagesUsage(usage: ReplyUsage): Record<string, unknown> {
+  const cacheWrites = usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
   return {
-    input_tokens: usage.inputTokens - usage.cachedTokens,
-    cache_creation_input_tokens: 0,
+    input_tokens: usage.inputTokens - usage.cachedTokens - cacheWrites,
+    cache_creation_input_tokens: cacheWrites,
     cache_read_input_tokens: usage.cachedTokens,
-    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    cache_creation: { ephemeral_5m_input_tokens: usage.cacheWrite5mTokens, ephemeral_1h_input_tokens: usage.cacheWrite1hTokens },
     output_tokens: usage.outputTokens,
+    ...(usage.reasoningTokens > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoningTokens } } : {}),
     service_tier: 'standard',
   };
 }
@@ -157,17 +163,19 @@ function encodeMessage(reply: Reply, frame: MessageFrame, content: ContentBlock[
 }
 
 /**
- * `message_start` (output_tokens not yet known, reported as 1 like the API), per block
- * `content_block_start` / deltas / `content_block_stop` with a `ping` after the first start,
- * then `message_delta` whose usage figures are cumulative totals, then `message_stop`.
+ * `message_start` (output_tokens not yet known, reported as 1 like the API; the cache writes by
+ * duration only here), per block `content_block_start` / deltas / `content_block_stop` with a
+ * `ping` after the first start, then `message_delta` whose usage figures are cumulative totals
+ * (the thinking tokens among them), then `message_stop`.
  */
 function encodeMessageStream(reply: Reply, frame: MessageFrame, content: ContentBlock[]): SseEvent[] {
   const event = (data: Record<string, unknown>) => jsonEvent(data, String(data.type));
   const usage = encodeMessagesUsage(reply.usage);
+  const { output_tokens_details, ...startUsage } = usage;
   const events = [
     event({
       type: 'message_start',
-      message: { ...encodeMessage(reply, frame, []), stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+      message: { ...encodeMessage(reply, frame, []), stop_reason: null, usage: { ...startUsage, output_tokens: 1 } },
     }),
   ];
   content.forEach((block, index) => {
@@ -177,11 +185,12 @@ function encodeMessageStream(reply: Reply, frame: MessageFrame, content: Content
     events.push(event({ type: 'content_block_stop', index }));
   });
   const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens } = usage;
+  const deltaUsage = { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens };
   events.push(
     event({
       type: 'message_delta',
       delta: { stop_reason: stopReason(reply), stop_sequence: null },
-      usage: { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens },
+      usage: output_tokens_details === undefined ? deltaUsage : { ...deltaUsage, output_tokens_details },
     }),
   );
   events.push(event({ type: 'message_stop' }));

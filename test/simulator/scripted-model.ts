@@ -30,6 +30,9 @@ export interface Turn {
   outputLimit?: number;
   inputTokens: number;
   cachedTokens: number;
+  /** Input tokens written to the cache for 5 minutes and for an hour (only messages reports them). */
+  cacheWrite5mTokens: number;
+  cacheWrite1hTokens: number;
 }
 
 export interface ToolCall {
@@ -48,9 +51,12 @@ export interface Reply {
 }
 
 export interface ReplyUsage {
-  /** All input tokens, cached ones included (the OpenAI convention). */
+  /** All input tokens, cached ones and cache writes included (the OpenAI convention). */
   inputTokens: number;
   cachedTokens: number;
+  /** Cache writes by how long the entry lives; part of `inputTokens`, reported by messages only. */
+  cacheWrite5mTokens: number;
+  cacheWrite1hTokens: number;
   /** All output tokens, reasoning included. */
   outputTokens: number;
   reasoningTokens: number;
@@ -58,6 +64,13 @@ export interface ReplyUsage {
 
 /** Marker in a request body that makes the simulator report cached input tokens. */
 export const CACHE_MARKER = 'cache-me';
+
+/**
+ * Markers in a request body that make the simulator report cache writes of a quarter of the
+ * input each, for 5 minutes and for an hour (messages `usage.cache_creation`).
+ */
+export const CACHE_WRITE_5M_MARKER = 'cache-write-5m';
+export const CACHE_WRITE_1H_MARKER = 'cache-write-1h';
 
 /** Value given to the first required string property of a called tool. */
 export const FIRST_STRING_ARGUMENT = 'Paris';
@@ -77,6 +90,8 @@ export function planReply(turn: Turn): Reply {
     usage: {
       inputTokens: turn.inputTokens,
       cachedTokens: turn.cachedTokens,
+      cacheWrite5mTokens: turn.cacheWrite5mTokens,
+      cacheWrite1hTokens: turn.cacheWrite1hTokens,
       outputTokens: countWords(text) + callTokens + reasoningTokens,
       reasoningTokens,
     },
@@ -173,11 +188,23 @@ export function estimateTokens(value: unknown): number {
   return Math.ceil(Buffer.byteLength(JSON.stringify(value ?? null), 'utf8') / 4);
 }
 
-/** Input figures for a request: half the input counts as cached when the body has the marker. */
-export function measureInput(counted: unknown, rawBody: string): { inputTokens: number; cachedTokens: number } {
+/**
+ * Input figures for a request: half the input counts as cached, and a quarter each as written to
+ * the cache for 5 minutes and for an hour, when the body has the markers (so they never add up
+ * to more than the input).
+ */
+export function measureInput(
+  counted: unknown,
+  rawBody: string,
+): { inputTokens: number; cachedTokens: number; cacheWrite5mTokens: number; cacheWrite1hTokens: number } {
   const inputTokens = estimateTokens(counted);
-  const cachedTokens = rawBody.includes(CACHE_MARKER) ? Math.floor(inputTokens / 2) : 0;
-  return { inputTokens, cachedTokens };
+  const share = (marker: string, divisor: number) => (rawBody.includes(marker) ? Math.floor(inputTokens / divisor) : 0);
+  return {
+    inputTokens,
+    cachedTokens: share(CACHE_MARKER, 2),
+    cacheWrite5mTokens: share(CACHE_WRITE_5M_MARKER, 4),
+    cacheWrite1hTokens: share(CACHE_WRITE_1H_MARKER, 4),
+  };
 }
 
 /** Ids shaped like the vendors' (`chatcmpl-…`, `resp_…`, `toolu_…`): prefix plus random letters. */

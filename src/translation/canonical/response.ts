@@ -10,12 +10,15 @@ export type StopReason = 'end' | 'max_tokens' | 'tool_calls' | 'stop_sequence' |
 
 /**
  * Token usage. A figure the upstream did not report is undefined, never 0.
- * `inputTokens` counts every input token, cached ones included.
+ * `inputTokens` counts every input token, cached ones included. The cache writes by how long the
+ * entry lives (messages `cache_creation`) are part of `cacheWriteInputTokens`, which stays the total.
  */
 export interface CanonicalUsage {
   inputTokens?: number;
   cachedInputTokens?: number;
   cacheWriteInputTokens?: number;
+  cacheWrite5mInputTokens?: number;
+  cacheWrite1hInputTokens?: number;
   outputTokens?: number;
   reasoningTokens?: number;
 }
@@ -41,6 +44,8 @@ export function knownUsage(figures: CanonicalUsage): CanonicalUsage {
   if (figures.inputTokens !== undefined) known.inputTokens = figures.inputTokens;
   if (figures.cachedInputTokens !== undefined) known.cachedInputTokens = figures.cachedInputTokens;
   if (figures.cacheWriteInputTokens !== undefined) known.cacheWriteInputTokens = figures.cacheWriteInputTokens;
+  if (figures.cacheWrite5mInputTokens !== undefined) known.cacheWrite5mInputTokens = figures.cacheWrite5mInputTokens;
+  if (figures.cacheWrite1hInputTokens !== undefined) known.cacheWrite1hInputTokens = figures.cacheWrite1hInputTokens;
   if (figures.outputTokens !== undefined) known.outputTokens = figures.outputTokens;
   if (figures.reasoningTokens !== undefined) known.reasoningTokens = figures.reasoningTokens;
   return known;

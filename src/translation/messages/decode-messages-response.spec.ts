@@ -10,7 +10,9 @@ function fixture(name: string): unknown {
   return JSON.parse(readFileSync(join(__dirname, '__fixtures__', `messages-${name}.json`), 'utf8'));
 }
 
-const plainUsage = (input: number, output: number) => ({ inputTokens: input, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: output });
+/** The captures report no cache writes, and so zeros for both durations (`cache_creation`). */
+const noWrites = { cacheWriteInputTokens: 0, cacheWrite5mInputTokens: 0, cacheWrite1hInputTokens: 0 };
+const plainUsage = (input: number, output: number) => ({ inputTokens: input, cachedInputTokens: 0, ...noWrites, outputTokens: output });
 
 describe(decodeMessagesResponse.name, () => {
   it.each<[string, CanonicalResponse]>([
@@ -83,7 +85,7 @@ describe(decodeMessagesResponse.name, () => {
         output: [{ type: 'text', text: 'Hello from claude-sim-1: Hello again' }],
         stopReason: 'end',
         // Input counts every token: 13 uncached plus 13 read from the cache.
-        usage: { inputTokens: 26, cachedInputTokens: 13, cacheWriteInputTokens: 0, outputTokens: 5 },
+        usage: { inputTokens: 26, cachedInputTokens: 13, ...noWrites, outputTokens: 5 },
       },
     ],
   ])('decodes the %s capture', (name, expected) => {

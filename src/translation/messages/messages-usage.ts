@@ -7,18 +7,29 @@ import { asRecord } from './messages-values';
  * The canonical `inputTokens` counts every input token, so the figures are summed on the way
  * in and split again on the way out. The one reader of messages usage: native calls are metered
  * from it too (metering/usage-figures.ts).
+ *
+ * `cache_creation` splits the cache writes by how long the entry lives (5 minutes, 1 hour),
+ * which are priced apart; `cache_creation_input_tokens` stays their total. A usage that gives the
+ * split without the total has the split's sum as its total, so the input still counts them.
  * @see https://docs.anthropic.com/en/api/messages (response `usage`)
+ * @see https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#1-hour-cache-duration
  */
 export function decodeMessagesUsage(raw: unknown): CanonicalUsage {
   const usage = asRecord(raw);
   const uncached = tokenCount(usage.input_tokens);
   const cacheRead = tokenCount(usage.cache_read_input_tokens);
-  const cacheWrite = tokenCount(usage.cache_creation_input_tokens);
+  const creation = asRecord(usage.cache_creation);
+  const write5m = tokenCount(creation.ephemeral_5m_input_tokens);
+  const write1h = tokenCount(creation.ephemeral_1h_input_tokens);
+  const splitTotal = write5m === undefined && write1h === undefined ? undefined : (write5m ?? 0) + (write1h ?? 0);
+  const cacheWrite = tokenCount(usage.cache_creation_input_tokens) ?? splitTotal;
   const thinking = tokenCount(asRecord(usage.output_tokens_details).thinking_tokens);
   return knownUsage({
     inputTokens: uncached === undefined ? undefined : uncached + (cacheRead ?? 0) + (cacheWrite ?? 0),
     cachedInputTokens: cacheRead,
     cacheWriteInputTokens: cacheWrite,
+    cacheWrite5mInputTokens: write5m,
+    cacheWrite1hInputTokens: write1h,
     outputTokens: tokenCount(usage.output_tokens),
     reasoningTokens: thinking,
   });
