@@ -32,10 +32,13 @@ export class NativeCallService {
       upstreamInterface: call.entry,
       path: upstreamPathOf(route, call),
       body: route.upstreamBody(call),
-      forModel: (upstreamModel) => {
-        const lineCall = onLineModel(call, upstreamModel);
-        return { path: upstreamPathOf(route, lineCall), body: route.upstreamBody(lineCall) };
-      },
+      // Only a model whose lines rename it needs a body per line: no closure on every call.
+      forModel: call.model.lineModels
+        ? (upstreamModel) => {
+            const lineCall = onLineModel(call, upstreamModel);
+            return { path: upstreamPathOf(route, lineCall), body: route.upstreamBody(lineCall) };
+          }
+        : undefined,
       incomingHeaders: request.headers,
       outlivesClient: route.outlivesClient,
       answer: (opened, response) =>

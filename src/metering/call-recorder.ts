@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { UsageDraft } from './usage-draft';
 import type { UsageFigures } from './usage-figures';
 import { costOf } from './pricing';
+import { linesTriedOf } from '../upstream/line-order';
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,128}$/;
 
@@ -22,12 +23,6 @@ export interface CallOutcome {
   upstreamHeadersMs: number | null;
   /** The record is written later, by whatever the call started (a video task, when it settles). */
   deferred?: boolean;
-}
-
-/** The lines of a call's attempts when it made more than one. */
-function linesTriedOf(request: FastifyRequest): string[] | null {
-  const attempts = request.forwarded?.attempts;
-  return attempts !== undefined && attempts.length > 1 ? attempts.map((attempt) => attempt.line) : null;
 }
 
 /**
@@ -58,6 +53,6 @@ export function usageDraftOf(request: FastifyRequest, interfaceName: string, out
     upstreamHeadersMs: outcome.upstreamHeadersMs === null ? null : Math.round(outcome.upstreamHeadersMs),
     tags: call.tags ?? null,
     endUser: call.endUser ?? null,
-    linesTried: linesTriedOf(request),
+    linesTried: linesTriedOf(request.forwarded?.attempts),
   };
 }

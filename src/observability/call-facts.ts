@@ -4,6 +4,7 @@ import { clientRequestIdOf } from '../metering/call-recorder';
 import type { UsageFigures } from '../metering/usage-figures';
 import '../forwarding/request-state';
 import { endedAt, headWrittenAt } from '../common/timed-response';
+import { linesTriedOf } from '../upstream/line-order';
 
 /** Status of a call whose client left before its answer was complete (as in the usage records). */
 const CLIENT_CLOSED = 499;
@@ -70,7 +71,7 @@ export function callFactsOf(request: FastifyRequest, response: ServerResponse, n
     model: call?.model.id ?? null,
     line: record?.line ?? null,
     attempts: attempts?.length ?? 0,
-    linesTried: attempts !== undefined && attempts.length > 1 ? attempts.map((attempt) => attempt.line) : null,
+    linesTried: linesTriedOf(attempts),
     translatedTo: record ? record.translatedTo : (call?.translateTo ?? null),
     stream: call ? call.stream : null,
     status: record?.status ?? (clientLeft ? CLIENT_CLOSED : response.statusCode),

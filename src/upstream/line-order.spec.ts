@@ -1,4 +1,4 @@
-import { drawnFirst, retryDelayMs } from './line-order';
+import { drawnFirst, linesTriedOf, retryDelayMs } from './line-order';
 
 describe(drawnFirst.name, () => {
   const lines = ['a', 'b', 'c'];
@@ -39,5 +39,14 @@ describe(retryDelayMs.name, () => {
     expect(retryDelayMs(policy, 0, 700, 0.1)).toBe(700);
     expect(retryDelayMs(policy, 0, 1_000, 0.1)).toBe(1_000);
     expect(retryDelayMs(policy, 0, 1_001, 0.1)).toBeUndefined();
+  });
+});
+
+describe(linesTriedOf.name, () => {
+  it('lists the line of each attempt only when there were several', () => {
+    expect(linesTriedOf([{ line: 'a' }, { line: 'b' }, { line: 'a' }])).toEqual(['a', 'b', 'a']);
+    expect(linesTriedOf([{ line: 'a' }])).toBeNull();
+    expect(linesTriedOf([])).toBeNull();
+    expect(linesTriedOf(undefined)).toBeNull();
   });
 });

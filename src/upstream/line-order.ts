@@ -32,3 +32,8 @@ export function retryDelayMs(policy: Retries, retry: number, retryAfterMs: numbe
   const ceiling = Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** retry);
   return Math.max(retryAfterMs, Math.floor(random * ceiling));
 }
+
+/** The line of each attempt when a call made more than one (failover, retries); null for one or none. */
+export function linesTriedOf(attempts: readonly { line: string }[] | undefined): string[] | null {
+  return attempts !== undefined && attempts.length > 1 ? attempts.map((attempt) => attempt.line) : null;
+}
