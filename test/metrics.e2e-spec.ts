@@ -327,7 +327,13 @@ describe('GET /metrics', () => {
     });
 
     it('still answers with every other metric when the database does not', async () => {
-      jest.spyOn(gateway.dataSource, 'query').mockRejectedValueOnce(new Error('database away'));
+      // Only the scrape's count fails: the video poller may query the same data source meanwhile.
+      const query = gateway.dataSource.query.bind(gateway.dataSource);
+      jest
+        .spyOn(gateway.dataSource, 'query')
+        .mockImplementation((sql: string, ...rest: unknown[]) =>
+          sql.includes('FROM video_task WHERE settled_at IS NULL') ? Promise.reject(new Error('database away')) : query(sql, ...(rest as [])),
+        );
       const metrics = await scrape(gateway);
       jest.restoreAllMocks();
 
