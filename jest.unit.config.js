@@ -13,6 +13,7 @@ module.exports = {
     '<rootDir>/src/database/embedded-pool.spec.ts',
     '<rootDir>/src/metering/quota.service.spec.ts',
     '<rootDir>/src/metering/usage-writer.service.spec.ts',
+    '<rootDir>/src/admin/spend-audit.spec.ts',
     // Child processes holding and racing for the folder lock.
     '<rootDir>/src/database/data-dir-lock.spec.ts',
   ],

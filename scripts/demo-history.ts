@@ -2,7 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { GatewayConfig } from '../src/config/gateway-config';
-import { costOf, pricesFor } from '../src/metering/pricing';
+import { recordCostOf } from '../src/metering/pricing';
+import { priceSheetOf } from '../src/metering/price-sheets';
 import type { UsageFigures } from '../src/metering/usage-figures';
 import { UsageWriter } from '../src/metering/usage-writer.service';
 
@@ -66,7 +67,9 @@ export async function addSampleHistory(app: INestApplication, config: GatewayCon
           errorCode: failed ? 'upstream_failed' : null,
           stream: random() < 0.5,
           usage,
-          costNano: costOf(usage, pricesFor(modelConfig, {})),
+          costNano: recordCostOf(usage, modelConfig, null),
+          priceSheet: priceSheetOf(modelConfig),
+          priceBasis: null,
           startedAt: new Date(startedAt),
           durationMs: 200 + Math.floor(random() * 2_000),
           upstreamHeadersMs: 80 + Math.floor(random() * 400),

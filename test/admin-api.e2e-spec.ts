@@ -40,6 +40,7 @@ function adminRoutes(keyId: string): Array<[Method, string, unknown?]> {
     ['DELETE', `/admin/keys/${keyId}`],
     ['GET', '/admin/usage'],
     ['GET', '/admin/usage/daily?from=2026-01-01&to=2026-01-31'],
+    ['GET', '/admin/usage/verify'],
     ['GET', '/admin/usage/some-request-id'],
   ];
 }
@@ -685,6 +686,7 @@ describe('admin API', () => {
       '/admin/keys/{id}/renew': ['post'],
       '/admin/usage': ['get'],
       '/admin/usage/daily': ['get'],
+      '/admin/usage/verify': ['get'],
       '/admin/usage/{requestId}': ['get'],
       '/admin/upstreams': ['get', 'post'],
       '/admin/upstreams/{id}': ['delete', 'get', 'patch', 'put'],
@@ -753,6 +755,16 @@ describe('admin API', () => {
       expect(queryOf('/admin/keys')).toEqual(['after', 'limit', 'owner']);
       expect(queryOf('/admin/usage')).toEqual(['after', 'end_user', 'from', 'interface', 'key', 'limit', 'model', 'owner', 'status', 'tag', 'to']);
       expect(queryOf('/admin/usage/daily')).toEqual(['from!', 'group_by', 'model', 'owner', 'to!']);
+      expect(queryOf('/admin/usage/verify')).toEqual(['from', 'owner', 'to']);
+      expect(document.paths['/admin/usage/verify'].get.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/SpendAuditView');
+      expect(document.components.schemas.SpendAuditView.properties.differences.items.oneOf.map((item: { $ref: string }) => item.$ref)).toEqual([
+        '#/components/schemas/RecordCostDifference',
+        '#/components/schemas/PriceSheetMissingDifference',
+        '#/components/schemas/RecordUnreadableDifference',
+        '#/components/schemas/OwnerSpentDifference',
+        '#/components/schemas/DailyTotalDifference',
+      ]);
+      expect(document.components.schemas.OwnerSpentDifference.properties.days.items.$ref).toBe('#/components/schemas/DailyDifferenceView');
       expect(document.paths['/admin/keys'].post.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/CreatedKeyView');
       expect(document.paths['/admin/owners'].post.responses['409']).toBeDefined();
 

@@ -598,6 +598,75 @@ describe('admin command line', () => {
       expect(refused).toMatchObject({ code: 1, stdout: '', stderr: 'admin: models: no-such-model not in the catalog\n' });
     });
   });
+
+  describe('the spend audit', () => {
+    /** A sheet of 2 and 8 per 1M input and output tokens, and a record billed at it: 1,000 and 500 tokens cost 0.006. */
+    const SHEET = 'c11a0d170000000000000000000000aa';
+    const startedAt = new Date();
+
+    it('usage verify exits 0 when the spend adds up, and 1 printing the differences after a record cost was edited', async () => {
+      await holdDatabase();
+      try {
+        await ok(['owners', 'create', '--id', 'cli-audit', '--kind', 'member']);
+        await held!.query(`INSERT INTO price_sheet (id, pricing) VALUES ($1, $2::jsonb)`, [
+          SHEET,
+          JSON.stringify({ prices: { input_tokens: '2', output_tokens: '8' }, price_tiers: [] }),
+        ]);
+        // As the usage writer writes a call: the record (the trigger adds it to the daily totals) and the owner's spend.
+        await held!.query(
+          `INSERT INTO usage_record (request_id, key_id, owner_id, model, interface, status, usage, cost_nano, started_at, duration_ms, price_sheet)
+           VALUES ('cli-audit-call', gen_random_uuid(), 'cli-audit', 'audit-model', 'chat_completions', 200, $1::jsonb, 6000000, $2, 12, $3)`,
+          [JSON.stringify({ input_tokens: 1000, output_tokens: 500 }), startedAt, SHEET],
+        );
+        await held!.query(`UPDATE quota_owner SET spent_nano = spent_nano + 6000000 WHERE id = 'cli-audit'`);
+      } finally {
+        await releaseDatabase();
+      }
+      const clean = await script(['usage', 'verify']);
+      await holdDatabase();
+      try {
+        await held!.query(`UPDATE usage_record SET cost_nano = 6000100 WHERE request_id = 'cli-audit-call'`);
+      } finally {
+        await releaseDatabase();
+      }
+      const drifted = await script(['usage', 'verify', '--owner', 'cli-audit']);
+
+      expect({ code: clean.code, stderr: clean.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(clean.json).toMatchObject({ owner: null, from: null, to: null, records_without_prices: 0, differences: [] });
+      expect(clean.json.records_checked).toBeGreaterThanOrEqual(1);
+      expect({ code: drifted.code, stderr: drifted.stderr }).toEqual({ code: 1, stderr: '' });
+      expect(drifted.stdout).toBe(`${JSON.stringify(drifted.json, null, 2)}\n`);
+      expect(drifted.json).toEqual({
+        owner: 'cli-audit',
+        from: null,
+        to: null,
+        records_checked: 1,
+        records_without_prices: 0,
+        owners_checked: 1,
+        unlisted_differences: 0,
+        differences: [
+          {
+            kind: 'record_cost',
+            request_id: 'cli-audit-call',
+            owner_id: 'cli-audit',
+            model: 'audit-model',
+            started_at: startedAt.toISOString(),
+            cost_nano: '6000100',
+            recomputed_nano: '6000000',
+            difference_nano: '100',
+          },
+          {
+            kind: 'daily_total',
+            owner_id: 'cli-audit',
+            day: startedAt.toISOString().slice(0, 10),
+            model: 'audit-model',
+            total_nano: '6000000',
+            records_nano: '6000100',
+          },
+        ],
+      });
+    });
+  });
 });
 
 describe('the Docker image', () => {

@@ -24,7 +24,7 @@ async function storedRecords(gateway: GatewayHarness): Promise<StoredRecord[]> {
   await gateway.flushUsage();
   return gateway.dataSource.query(
     `SELECT request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to, status, error_code, stream,
-            usage, cost_nano::text AS cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user, lines_tried
+            usage, cost_nano::text AS cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user, lines_tried, price_sheet, price_basis
        FROM usage_record ORDER BY started_at DESC, request_id DESC`,
   );
 }

@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { Usage } from '@anthropic-ai/sdk/resources/messages';
 import OpenAI from 'openai';
 import { GatewayHarness } from './support/gateway-harness';
+import { recordingClients, tokenCost } from './support/billing-kit';
 import { KEYS } from './support/test-config';
 import { decodeMessagesTurn } from './simulator/messages-route';
 import { decodeResponsesTurn } from './simulator/responses-route';
@@ -100,12 +101,6 @@ keys:
 `;
 }
 
-/** Token figures priced per 1M tokens, summed, rounded once (half up) to whole nano-units. */
-function tokenCost(priced: Array<[tokens: number, pricePerMillion: bigint]>): bigint {
-  const total = priced.reduce((sum, [tokens, price]) => sum + BigInt(tokens) * price, 0n);
-  return (total + 500_000n) / 1_000_000n;
-}
-
 /**
  * What a messages usage should cost, read from the wire: uncached input, cache reads, each
  * duration at its price, whatever of the total the split leaves at the cache-write price, output.
@@ -149,18 +144,11 @@ describe('cache writes by duration and reasoning tokens on the usage record', ()
   let anthropic: Anthropic;
   let openai: OpenAI;
   /** X-Request-Id of every answer the SDKs received, streams included. */
-  const requestIds: string[] = [];
-
-  const recordingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const response = await fetch(input, init);
-    requestIds.push(response.headers.get('x-request-id') ?? '');
-    return response;
-  };
+  let requestIds: string[];
 
   beforeAll(async () => {
     gateway = await GatewayHarness.start({ configYaml });
-    anthropic = new Anthropic({ baseURL: gateway.url, apiKey: KEYS.all, maxRetries: 0, timeout: 10_000, fetch: recordingFetch });
-    openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEYS.all, maxRetries: 0, timeout: 10_000, fetch: recordingFetch });
+    ({ anthropic, openai, requestIds } = recordingClients(gateway.url, KEYS.all));
   });
 
   afterAll(async () => {

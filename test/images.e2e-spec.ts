@@ -497,6 +497,10 @@ describe('images formats A, B and C', () => {
       const record = await recordOf(answer.requestId);
       expect(record.usage).toEqual({ output_images: 4, input_images: 1 });
       expect(record.costNano).toBe(B_UP_TO_1MP + B_UP_TO_4MP + B_ABOVE_4MP + B_ABOVE_4MP + B_INPUT_IMAGE);
+      // The record keeps each image's pixels beside the prices, so its cost can be worked out again.
+      const [kept] = await gateway.dataSource.query('SELECT price_basis, price_sheet FROM usage_record WHERE request_id = $1', [answer.requestId]);
+      expect(kept.price_basis).toEqual({ output_pixels: [1_048_576, 4_194_304, 16_777_216, null] });
+      expect(kept.price_sheet).toMatch(/^[0-9a-f]{32}$/);
     });
 
     it('counts the returned images when the answer has no usage.generated_images', async () => {

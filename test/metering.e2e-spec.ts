@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ApiKey } from '../src/auth/api-key.entity';
 import { UsageRecord } from '../src/metering/usage-record.entity';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
+import { tokenCost } from './support/billing-kit';
 import { KEYS } from './support/test-config';
 import { parseSse, type SseItem } from './support/sse';
 
@@ -133,12 +134,6 @@ function messagesBody(content = 'Count these words for the bill', extra: Record<
 
 function responsesBody(input = 'Count these words for the bill', extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { model: 'chat-model', input, instructions: 'Be brief.', ...extra };
-}
-
-/** Token figures priced per 1M tokens, summed, rounded once (half up) to whole nano-units. */
-function tokenCost(priced: Array<[tokens: number, pricePerMillion: bigint]>): bigint {
-  const total = priced.reduce((sum, [tokens, price]) => sum + BigInt(tokens) * price, 0n);
-  return (total + 500_000n) / 1_000_000n;
 }
 
 /** Chat-completions usage (prompt tokens include the cached ones). */

@@ -1,6 +1,8 @@
 import { Clock } from '../src/common/clock';
 import { VideoReconciler } from '../src/video/video-reconciler';
 import type { VideoSettings } from '../src/config/settings/video.settings';
+import { pricingOf, type PricingSpec } from '../src/config/catalog-spec';
+import { type PriceBasis, recordCostOf } from '../src/metering/pricing';
 import { ADMIN_TOKEN_FOR_TESTS, GatewayHarness } from './support/gateway-harness';
 import { call, ownerMoney, taskRow, VENDOR_B, VENDOR_C, VIDEO_KEYS, VIDEO_TEST_SETTINGS, videoConfigYaml } from './support/video-kit';
 
@@ -175,6 +177,19 @@ async function expectSettled(
   expect(record!.costNano).toBe(expected.costNano);
   expect(record!).toMatchObject({ interface: expected.interface, ownerId: OWNER, errorCode: expected.errorCode ?? null });
   if (expected.usage !== undefined) expect(record!.usage).toEqual(expected.usage);
+
+  // The record keeps the prices it was billed at (the submit's) and its resolution and video input: its cost follows from them.
+  const [kept] = (await gateway.dataSource.query(
+    'SELECT r.price_sheet, r.price_basis, s.pricing FROM usage_record r LEFT JOIN price_sheet s ON s.id = r.price_sheet WHERE r.request_id = $1',
+    [task.requestId],
+  )) as Array<{ price_sheet: string | null; price_basis: PriceBasis | null; pricing: PricingSpec | null }>;
+  if (expected.settlement === 'usage' || expected.settlement === 'estimated') {
+    expect(kept.pricing).not.toBeNull();
+    expect(kept.price_basis).toEqual(expect.objectContaining({ video_input: expect.any(Boolean) }));
+    expect(recordCostOf(record!.usage ?? undefined, pricingOf(kept.pricing!), kept.price_basis)).toBe(expected.costNano);
+  } else {
+    expect(kept).toEqual({ price_sheet: null, price_basis: null, pricing: null });
+  }
 
   const lookup = await adminUsage(gateway, task.requestId);
   expect(lookup.status).toBe(200);

@@ -150,6 +150,7 @@ export interface PriceTierView {
   resolution?: string[];
   video_input?: boolean;
   max_output_pixels?: number;
+  input_tokens_above?: number;
   prices: Record<string, string>;
 }
 

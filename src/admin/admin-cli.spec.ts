@@ -2,7 +2,9 @@ import { GatewayError } from '../common/gateway-error';
 import type { AdminStore, KeyRow, NewKey, NewOwner, OwnerRow } from './admin-store';
 import type { RateLimits } from '../config/rate-limits';
 import { BudgetTerms, NO_TERMS } from '../config/budgets';
-import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError, UsageLookups } from './admin-cli';
+import { ADMIN_CLI_USAGE, AdminDatabase, AnswerWithStatus, runAdminCommand, UsageError, UsageLookups } from './admin-cli';
+import type { SpendAuditQuery } from './admin.dto';
+import type { SpendAuditView } from './admin.views';
 
 /**
  * Argument parsing of the admin command line. The store and the usage reads are recording
@@ -11,6 +13,17 @@ import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError, UsageLooku
  */
 
 const AT = new Date('2026-11-01T00:00:00Z');
+
+const AUDITED: SpendAuditView = {
+  owner: null,
+  from: null,
+  to: null,
+  records_checked: 3,
+  records_without_prices: 0,
+  owners_checked: 1,
+  unlisted_differences: 0,
+  differences: [],
+};
 
 function ownerRow(id: string, budgetNano: bigint | null = null): OwnerRow {
   return {
@@ -115,6 +128,17 @@ function recordingStore(catalogModels: string[] = []) {
     ),
   };
   const audit = { list: async (filter: unknown) => (calls.push(['auditList', filter]), { data: [], next: null }) };
+  // The spend audit finds a difference for the owner `drifted` only.
+  const spend = {
+    verify: async (query: SpendAuditQuery): Promise<SpendAuditView> => {
+      calls.push(['verify', query]);
+      const differences =
+        query.owner === 'drifted'
+          ? [{ kind: 'owner_spent' as const, owner_id: 'drifted', spent_nano: '2', records_nano: '1', difference_nano: '1', days: [] }]
+          : [];
+      return { ...AUDITED, owner: query.owner ?? null, differences };
+    },
+  };
   const database = async (): Promise<AdminDatabase> => (
     calls.push(['database']),
     {
@@ -123,6 +147,7 @@ function recordingStore(catalogModels: string[] = []) {
       catalog: catalog as unknown as AdminDatabase['catalog'],
       audit: audit as unknown as AdminDatabase['audit'],
       usage,
+      spend,
     }
   );
   return { database, calls, actors };
@@ -386,6 +411,19 @@ describe(runAdminCommand.name, () => {
     expect(output).toEqual({ data: [] });
   });
 
+  it('passes the spend audit its owner and range, and asks for exit status 1 only when it found differences', async () => {
+    const clean = await run(['usage', 'verify', '--owner', 'team-a', '--from', '2026-11-01', '--to=2026-12-01T00:00:00Z']);
+    const drifted = await run(['usage', 'verify', '--owner', 'drifted']);
+    const everything = await run(['usage', 'verify']);
+
+    expect(clean.calls).toEqual([['verify', { owner: 'team-a', from: '2026-11-01', to: '2026-12-01T00:00:00Z' }]]);
+    expect(clean.output).toEqual(new AnswerWithStatus({ ...AUDITED, owner: 'team-a' }, 0));
+    expect(drifted.output).toBeInstanceOf(AnswerWithStatus);
+    expect(drifted.output).toMatchObject({ status: 1, answer: { owner: 'drifted', differences: [{ kind: 'owner_spent', owner_id: 'drifted' }] } });
+    expect(everything.calls).toEqual([['verify', {}]]);
+    expect(everything.output).toEqual(new AnswerWithStatus(AUDITED, 0));
+  });
+
   it.each([
     ['no command', [], 'no command given'],
     ['an unknown group', ['frobnicate', 'now'], 'unknown command: frobnicate now'],
@@ -420,6 +458,8 @@ describe(runAdminCommand.name, () => {
     ['a missing --from to usage daily', ['usage', 'daily', '--to', '2026-11-30'], '--from is required'],
     ['a missing --to to usage daily', ['usage', 'daily', '--from', '2026-11-01'], '--to is required'],
     ['days given without flags', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '2026-12-01'], 'unexpected argument 2026-12-01'],
+    ['an owner given without --owner to usage verify', ['usage', 'verify', 'team-a'], 'unexpected argument team-a'],
+    ['a list option given to usage verify', ['usage', 'verify', '--model', 'chat-model'], 'unknown option --model'],
   ])('treats %s as wrong use (UsageError) before opening the database', async (_label, argv, message) => {
     const error = await refusal(argv);
 
@@ -446,6 +486,9 @@ describe(runAdminCommand.name, () => {
     ['a tag with a space', ['usage', 'list', '--tag', 'app search'], 'tag: must be a tag'],
     ['an empty tag between commas', ['usage', 'list', '--tag', 'a,,b'], 'tag: must be a tag'],
     ['an unknown grouping', ['usage', 'daily', '--from', '2026-11-01', '--to', '2026-11-30', '--group-by', 'day'], 'group_by: must be model, owner or tag'],
+    ['an audit from a time without zone', ['usage', 'verify', '--from', '2026-11-01T10:00:00'], 'from: must be an ISO 8601 date'],
+    ['an audit that ends before it starts', ['usage', 'verify', '--from', '2026-11-02', '--to', '2026-11-01'], 'to: must not be before from'],
+    ['an empty audit owner', ['usage', 'verify', '--owner='], 'owner'],
   ])('refuses %s as a bad value (GatewayError, exit 1) before opening the database', async (_label, argv, field) => {
     const error = await refusal(argv);
 
@@ -471,6 +514,7 @@ describe(runAdminCommand.name, () => {
       'usage show',
       'usage list',
       'usage daily',
+      'usage verify',
       '--group-by',
       'upstreams create',
       'upstreams update',

@@ -5,13 +5,14 @@ import type { AdminChanges } from './admin-changes';
 import { type CatalogAdminService, versionText } from './catalog-admin.service';
 import { auditFilterOf, AuditLog } from './audit-log';
 import { validated } from './admin-validation';
-import { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, MAX_PAGE, UsageListQuery } from './admin.dto';
+import { AuditQuery, CreateKeyBody, CreateOwnerBody, DailyQuery, MAX_PAGE, SpendAuditQuery, UsageListQuery } from './admin.dto';
 import { amountOf, changesTerms, expiryOf, keyScope, limitsOf, termsOf, unknownModels } from './admin-values';
 import type { UsageReads } from './usage-reads';
+import { type SpendAudit, spendAuditRange } from './spend-audit';
+import { keyView, ownerView } from './admin.views';
 
 /** What the command's usage look-ups need of UsageReads. */
 export type UsageLookups = Pick<UsageReads, 'usageRecord' | 'usageRecords' | 'dailyTotals'>;
-import { keyView, ownerView } from './admin.views';
 
 export const ADMIN_CLI_USAGE = `Usage: gateway-admin <command> [arguments]
        npm run admin -- <command> [arguments]     (a source checkout, after npm run build)
@@ -55,12 +56,15 @@ Catalog (the admin API's: bodies are the JSON form of a configuration-file item)
 Audit log (GET /admin/audit)
   audit [--actor <name>] [--action <action>] [--item-kind <kind>] [--item-id <id>]
         [--from <time>] [--to <time>] [--limit <1-1000>] [--after <next>]
-Usage records (the admin API's answers: GET /admin/usage/<request id>, /admin/usage, /admin/usage/daily)
+Usage records (the admin API's answers: GET /admin/usage/<request id>, /admin/usage, /admin/usage/daily,
+/admin/usage/verify)
   usage show <request id>                                     (the X-Request-Id of a call)
   usage list [--owner <id>] [--key <key id>] [--model <id>] [--interface <name>]
              [--status <429|4xx>] [--from <time>] [--to <time>] [--limit <1-1000>] [--after <next>]
              [--tag <tag,tag,...>] [--end-user <id>]         (--tag: records carrying every tag given)
   usage daily --from <day> --to <day> [--owner <id>] [--model <id>] [--group-by model|owner|tag]
+  usage verify [--owner <id>] [--from <time>] [--to <time>]  (spend audit: exit status 1 when anything
+                                                             differs; takes the gateway's USAGE_RETENTION_DAYS)
 
 The database is the gateway's: DATABASE_URL, else the embedded one under DATA_DIR (./data).
 With DATABASE_URL the command works beside a running gateway; the embedded database opens
@@ -73,6 +77,14 @@ Dates: 2027-01-01 (midnight UTC) or 2027-01-01T12:00:00Z; days: 2027-01-01. Outp
 
 /** Wrong use of the command line (exit status 2), as opposed to a refused operation (1). */
 export class UsageError extends Error {}
+
+/** An answer printed like any other, after which the command exits with `status` (the spend audit's 1 when it found differences). */
+export class AnswerWithStatus {
+  constructor(
+    readonly answer: unknown,
+    readonly status: number,
+  ) {}
+}
 
 interface Parsed {
   positional: string[];
@@ -140,6 +152,7 @@ export interface AdminDatabase {
     | 'deleteKey'
   >;
   usage: UsageLookups;
+  spend: Pick<SpendAudit, 'verify'>;
 }
 
 export interface AdminCommandContext {
@@ -203,7 +216,8 @@ function usageListQueryOf(parsed: Parsed): Record<string, string | string[]> {
 }
 
 /**
- * Runs one command of the admin command line and returns what to print.
+ * Runs one command of the admin command line and returns what to print (with the exit status
+ * when it is not 0: AnswerWithStatus).
  * Inputs go through the admin API's own validation, so both refuse the same things alike.
  */
 export async function runAdminCommand({ database, knownModels, actor }: AdminCommandContext, argv: string[]): Promise<unknown> {
@@ -350,6 +364,13 @@ export async function runAdminCommand({ database, knownModels, actor }: AdminCom
       required(parsed, 'to');
       const query = validated(DailyQuery, queryOf(parsed), 'command');
       return (await database()).usage.dailyTotals(query);
+    }
+    case 'usage verify': {
+      const parsed = parse(rest, ['owner', 'from', 'to']);
+      const query = validated(SpendAuditQuery, queryOf(parsed), 'command');
+      spendAuditRange(query);
+      const audit = await (await database()).spend.verify(query);
+      return new AnswerWithStatus(audit, audit.differences.length > 0 ? 1 : 0);
     }
     case 'upstreams list':
     case 'models list': {

@@ -4,9 +4,11 @@ import { GatewayError } from '../common/gateway-error';
 import { loadGatewayConfigFile } from '../config/config.loader';
 import { databaseSettingsFromEnv } from '../config/settings/database.settings';
 import { openDataSource } from '../database/data-source';
-import { ADMIN_CLI_USAGE, AdminDatabase, runAdminCommand, UsageError } from './admin-cli';
+import { ADMIN_CLI_USAGE, AdminDatabase, AnswerWithStatus, runAdminCommand, UsageError } from './admin-cli';
 import { AdminStore } from './admin-store';
 import { UsageReads } from './usage-reads';
+import { SpendAudit } from './spend-audit';
+import { numberFrom } from '../config/env-numbers';
 import { AdminChanges } from './admin-changes';
 import { AuditLog } from './audit-log';
 import { CatalogAdminService, CatalogHolder } from './catalog-admin.service';
@@ -59,7 +61,8 @@ async function databaseFromEnv(env: NodeJS.ProcessEnv): Promise<CommandLineDatab
 
 /**
  * The whole `gateway-admin` program but the process around it: runs the command in `argv`,
- * writes its output and returns the exit status (0 done, 1 refused, 2 wrong use). The database
+ * writes its output and returns the exit status (0 done, 1 refused or, for the spend audit,
+ * differences found, 2 wrong use). The database
  * is opened only for a command whose arguments passed, so a typo never waits for it or for a
  * folder a running gateway holds.
  */
@@ -79,13 +82,16 @@ export async function runCommandLine(
     const store = new AdminStore(dataSource);
     const audit = new AuditLog(dataSource);
     const catalog = new CatalogAdminService(commandLineCatalog(dataSource, env), audit);
-    return { store, changes: new AdminChanges(store, audit), catalog, audit, usage: new UsageReads(dataSource) };
+    // The gateway's retention setting: the audit leaves alone the days whose records it has deleted.
+    const spend = new SpendAudit(dataSource, { retentionDays: numberFrom(env, 'USAGE_RETENTION_DAYS', 0) });
+    return { store, changes: new AdminChanges(store, audit), catalog, audit, usage: new UsageReads(dataSource), spend };
   };
   try {
     const knownModels = env.GATEWAY_CONFIG ? new Set(loadGatewayConfigFile(env.GATEWAY_CONFIG, env).models.map((model) => model.id)) : undefined;
-    const answer = await runAdminCommand({ database, knownModels, actor: commandLineActor() }, argv);
+    const outcome = await runAdminCommand({ database, knownModels, actor: commandLineActor() }, argv);
+    const { answer, status } = outcome instanceof AnswerWithStatus ? outcome : { answer: outcome, status: 0 };
     output.out(`${JSON.stringify(answer, null, 2)}\n`);
-    return 0;
+    return status;
   } catch (error) {
     if (error instanceof UsageError) {
       output.err(`admin: ${error.message}\n\n${ADMIN_CLI_USAGE}\n`);

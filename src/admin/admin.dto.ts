@@ -399,3 +399,24 @@ export class DailyQuery {
   @IsIn(['model', 'owner', 'tag'], { message: 'must be model, owner or tag' })
   group_by?: 'model' | 'owner' | 'tag';
 }
+
+export class SpendAuditQuery {
+  @ApiPropertyOptional({ description: 'Only this quota owner: its records, its daily totals and its spent amount.' })
+  @IsOptional()
+  @IsNotEmpty()
+  @IsString()
+  owner?: string;
+
+  @ApiPropertyOptional({
+    example: '2026-11-01T00:00:00Z',
+    description: 'Records started at or after (ISO 8601; a date means midnight UTC); daily totals from its UTC day.',
+  })
+  @IsOptional()
+  @IsString()
+  from?: string;
+
+  @ApiPropertyOptional({ example: '2026-12-01', description: 'Records started before (ISO 8601; a date means midnight UTC); daily totals up to its UTC day.' })
+  @IsOptional()
+  @IsString()
+  to?: string;
+}

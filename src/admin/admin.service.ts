@@ -1,12 +1,15 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { GatewayError } from '../common/gateway-error';
 import { KeyService } from '../auth/key.service';
 import { CatalogService } from '../catalog/catalog.service';
 import { UsageWriter } from '../metering/usage-writer.service';
+import { Clock } from '../common/clock';
+import { USAGE_RETENTION_SETTINGS, type UsageRetentionSettings } from '../config/settings/metering.settings';
 import { AdminStore, KeyRow } from './admin-store';
 import { amountOf, changesTerms, expiryOf, keyScope, limitsOf, termsOf, unknownModels } from './admin-values';
 import { UsageReads } from './usage-reads';
+import { SpendAudit } from './spend-audit';
 import { AuditLog, auditFilterOf } from './audit-log';
 import { AdminChanges } from './admin-changes';
 import type {
@@ -17,6 +20,7 @@ import type {
   KeyListQuery,
   MinutesQuery,
   PageQuery,
+  SpendAuditQuery,
   UpdateKeyBody,
   UpdateOwnerBody,
   UsageListQuery,
@@ -27,13 +31,14 @@ const DEFAULT_PAGE = 100;
 
 /**
  * The operator's API: owners and keys (through AdminStore, shared with the command line),
- * usage records and daily totals. A key changed here stops or starts working at once on this
+ * usage records, daily totals and the spend audit. A key changed here stops or starts working at once on this
  * replica and within the key cache's TTL on the others.
  */
 @Injectable()
 export class AdminService {
   private readonly store: AdminStore;
   private readonly usage: UsageReads;
+  private readonly spendAudit: SpendAudit;
   private readonly changes: AdminChanges;
 
   constructor(
@@ -42,10 +47,13 @@ export class AdminService {
     private readonly catalog: CatalogService,
     writer: UsageWriter,
     audit: AuditLog,
+    clock: Clock,
+    @Inject(USAGE_RETENTION_SETTINGS) retention: UsageRetentionSettings,
   ) {
     this.store = new AdminStore(dataSource);
     this.changes = new AdminChanges(this.store, audit);
     this.usage = new UsageReads(dataSource, (requestId) => writer.findQueued(requestId));
+    this.spendAudit = new SpendAudit(dataSource, { retentionDays: retention.days, now: () => clock.now() });
   }
 
   async createOwner(body: CreateOwnerBody, actor: string) {
@@ -171,6 +179,11 @@ export class AdminService {
 
   minuteTotals(query: MinutesQuery) {
     return this.usage.minuteTotals(query);
+  }
+
+  /** The spend audit (spend-audit.ts) of the written records; a call still queued here is in none of the figures it compares. */
+  verifySpend(query: SpendAuditQuery) {
+    return this.spendAudit.verify(query);
   }
 
   private async changed(change: Promise<KeyRow>) {

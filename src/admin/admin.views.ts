@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { nanoToNumber } from '../config/money';
 import { OWNER_KINDS } from '../config/config.dto';
 import type { KeyRow, OwnerRow } from './admin-store';
@@ -182,6 +182,21 @@ export class UsageRecordView {
   end_user!: string | null;
   @ApiProperty({ description: 'Attempts on upstream lines: failovers and retries each count one; 0 when no line was tried.' }) attempts!: number;
   @ApiProperty({ type: [String], description: 'The line of each attempt, in order.' }) lines_tried!: string[];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The id of the prices the call was billed at (`GET /admin/usage/verify` recomputes its cost from them); null for records from before prices were kept.',
+  })
+  price_sheet!: string | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description:
+      'What the price depended on beyond the figures: `resolution` and `video_input` (video), `output_pixels` (images format B); null for most calls.',
+  })
+  price_basis!: Record<string, unknown> | null;
   @ApiProperty({ description: 'false: still queued for the database (a lookup sees a call at once).' }) written!: boolean;
 }
 
@@ -208,6 +223,8 @@ export function usageView(record: UsageRow, written: boolean): UsageRecordView {
     end_user: record.endUser,
     attempts: record.linesTried?.length ?? (record.line === null ? 0 : 1),
     lines_tried: record.linesTried ? [...record.linesTried] : record.line === null ? [] : [record.line],
+    price_sheet: record.priceSheet,
+    price_basis: record.priceBasis ? { ...record.priceBasis } : null,
     written,
   };
 }
@@ -245,4 +262,106 @@ export function dailyView(total: DailyTotal): DailyTotalView {
     cost_nano: total.costNano.toString(),
     usage: total.usage,
   };
+}
+
+/** The most differences of single records one spend audit answer lists; the others are counted. */
+export const LISTED_RECORD_DIFFERENCES = 1000;
+
+/** A record whose stored cost differs from its prices (the spend audit's differences are told apart by `kind`). */
+export class RecordCostDifference {
+  @ApiProperty({ enum: ['record_cost'] }) kind!: 'record_cost';
+  @ApiProperty() request_id!: string;
+  @ApiProperty() owner_id!: string;
+  @ApiProperty() model!: string;
+  @ApiProperty({ description: 'Start time of the call.' }) started_at!: string;
+  @ApiProperty({ description: 'The cost the record holds, in nano-units (1e-9), as a string.' }) cost_nano!: string;
+  @ApiProperty({ description: "The cost worked out again from the record's figures, its price sheet and its price basis." }) recomputed_nano!: string;
+  @ApiProperty({ description: '`cost_nano` minus `recomputed_nano`: positive when the record holds more than its prices give.' }) difference_nano!: string;
+}
+
+export class PriceSheetMissingDifference {
+  @ApiProperty({ enum: ['price_sheet_missing'] }) kind!: 'price_sheet_missing';
+  @ApiProperty() request_id!: string;
+  @ApiProperty() owner_id!: string;
+  @ApiProperty({ description: 'The sheet id the record names, which `price_sheet` does not hold.' }) price_sheet!: string;
+}
+
+export class RecordUnreadableDifference {
+  @ApiProperty({ enum: ['record_unreadable'] }) kind!: 'record_unreadable';
+  @ApiProperty() request_id!: string;
+  @ApiProperty() owner_id!: string;
+  @ApiProperty({ description: 'The sheet id the record names.' }) price_sheet!: string;
+  @ApiProperty({ description: 'Why its cost could not be worked out again: a sheet or figures that are not what the gateway writes.' }) message!: string;
+}
+
+export class DailyDifferenceView {
+  @ApiProperty({ example: '2026-11-23', description: 'UTC day.' }) day!: string;
+  @ApiProperty() model!: string;
+  @ApiProperty({ description: "The day's cost in the daily totals (`usage_daily`), in nano-units." }) total_nano!: string;
+  @ApiProperty({ description: 'The sum of the costs of the records stored for that day and model.' }) records_nano!: string;
+  @ApiPropertyOptional({
+    type: [String],
+    description:
+      'Records of that day and model whose own cost differs from their prices (as `record_cost` differences of this answer); absent when none is listed.',
+  })
+  request_ids?: string[];
+}
+
+export class OwnerSpentDifference {
+  @ApiProperty({ enum: ['owner_spent'] }) kind!: 'owner_spent';
+  @ApiProperty() owner_id!: string;
+  @ApiProperty({ description: "The owner's lifetime spent amount (`quota_owner.spent_nano`), in nano-units." }) spent_nano!: string;
+  @ApiProperty({ description: "The sum of the owner's daily totals over all time: every record's cost, those retention deleted included." })
+  records_nano!: string;
+  @ApiProperty({ description: '`spent_nano` minus `records_nano`.' }) difference_nano!: string;
+  @ApiProperty({
+    type: [DailyDifferenceView],
+    description: "The owner's daily totals that differ from the records still stored for their day and model, over the days retention has not reached.",
+  })
+  days!: DailyDifferenceView[];
+}
+
+export class DailyTotalDifference {
+  @ApiProperty({ enum: ['daily_total'] }) kind!: 'daily_total';
+  @ApiProperty() owner_id!: string;
+  @ApiProperty({ example: '2026-11-23', description: 'UTC day.' }) day!: string;
+  @ApiProperty() model!: string;
+  @ApiProperty({ description: "The day's cost in the daily totals (`usage_daily`), in nano-units." }) total_nano!: string;
+  @ApiProperty({ description: 'The sum of the costs of the records stored for that day, owner and model.' }) records_nano!: string;
+}
+
+export type SpendDifference = RecordCostDifference | PriceSheetMissingDifference | RecordUnreadableDifference | OwnerSpentDifference | DailyTotalDifference;
+
+export const SPEND_DIFFERENCE_VIEWS = [
+  RecordCostDifference,
+  PriceSheetMissingDifference,
+  RecordUnreadableDifference,
+  OwnerSpentDifference,
+  DailyTotalDifference,
+] as const;
+
+export class SpendAuditView {
+  @ApiProperty({ type: String, nullable: true, description: 'The owner audited; null: every owner.' }) owner!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Records started at or after this instant were checked; null: from the first.' })
+  from!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Records started before this instant were checked; null: to the last.' }) to!: string | null;
+  @ApiProperty({
+    description: 'Records whose cost was worked out again from their prices, and records that need none (no price sheet, no figures, cost 0).',
+  })
+  records_checked!: number;
+  @ApiProperty({
+    description: 'Records from before prices were kept with each record (no price sheet) that carry figures or a cost: not verifiable, not differences.',
+  })
+  records_without_prices!: number;
+  @ApiProperty({ description: 'Owners whose spent amount was compared with their daily totals (quota_owner: the one given, else all).' })
+  owners_checked!: number;
+  @ApiProperty({ description: `Differences of single records found beyond the first ${LISTED_RECORD_DIFFERENCES}, counted but not listed.` })
+  unlisted_differences!: number;
+  @ApiProperty({
+    type: 'array',
+    items: { oneOf: SPEND_DIFFERENCE_VIEWS.map((view) => ({ $ref: getSchemaPath(view) })), discriminator: { propertyName: 'kind' } },
+    description:
+      'What does not add up, empty when all does: records first (in start order), then owners, then daily totals. `record_cost`: a record whose cost differs from its prices; `price_sheet_missing`: a record naming a sheet `price_sheet` does not hold; `record_unreadable`: a record whose cost cannot be worked out again; `owner_spent`: an owner whose spent amount differs from its daily totals; `daily_total`: a daily total of the days of `from`–`to` that differs from its records.',
+  })
+  differences!: SpendDifference[];
 }

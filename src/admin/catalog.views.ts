@@ -20,6 +20,8 @@ export class PriceTierItem {
   @ApiPropertyOptional({ type: [String], example: ['1080p'], description: 'Resolutions the tier applies to (one string or a list).' }) resolution?: string[];
   @ApiPropertyOptional() video_input?: boolean;
   @ApiPropertyOptional({ minimum: 1 }) max_output_pixels?: number;
+  @ApiPropertyOptional({ minimum: 1, example: 200000, description: 'Only calls whose input_tokens figure is above this; the tier prices the whole call.' })
+  input_tokens_above?: number;
   @ApiProperty(PRICES) prices!: Record<string, string>;
 }
 

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { GatewayError } from '../common/gateway-error';
 import type { UsageDraft } from '../metering/usage-draft';
+import type { PriceBasis } from '../metering/pricing';
 import type { Page } from './admin-store';
 
 /** A usage record as stored or still queued (the writer's draft). */
@@ -62,10 +63,13 @@ export interface UsageRecordRow {
   tags: string[] | null;
   end_user: string | null;
   lines_tried: string[] | null;
+  price_sheet: string | null;
+  price_basis: PriceBasis | null;
 }
 
 const RECORD_COLUMNS = `request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to, status,
-  error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user, lines_tried`;
+  error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user, lines_tried,
+  price_sheet, price_basis`;
 
 function usageRowOf(row: UsageRecordRow): UsageRow {
   return {
@@ -88,6 +92,8 @@ function usageRowOf(row: UsageRecordRow): UsageRow {
     tags: row.tags,
     endUser: row.end_user,
     linesTried: row.lines_tried,
+    priceSheet: row.price_sheet,
+    priceBasis: row.price_basis,
   };
 }
 

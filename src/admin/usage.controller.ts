@@ -1,11 +1,11 @@
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiCookieAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCookieAuth, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminGuard } from './admin.guard';
 import { SESSION_COOKIE } from './console-sessions';
 import { AdminService } from './admin.service';
-import { DailyQuery, MinutesQuery, UsageListQuery } from './admin.dto';
+import { DailyQuery, MinutesQuery, SpendAuditQuery, UsageListQuery } from './admin.dto';
 import { Validated } from './admin-validation';
-import { DailyTotals, UsagePage, UsageRecordView } from './admin.views';
+import { DailyDifferenceView, DailyTotals, SPEND_DIFFERENCE_VIEWS, SpendAuditView, UsagePage, UsageRecordView } from './admin.views';
 import { AdminErrors } from './admin-errors';
 import { MinuteTotals } from './operations.views';
 
@@ -43,6 +43,19 @@ export class UsageController {
   @ApiOkResponse({ type: MinuteTotals })
   minutes(@Query(new Validated(MinutesQuery, 'query')) query: MinutesQuery) {
     return this.admin.minuteTotals(query);
+  }
+
+  // Before ':requestId', which would take `verify` for a request id.
+  @Get('verify')
+  @ApiOperation({
+    summary: 'Spend audit: every stored cost worked out again from the prices it was billed at, and the totals against the records',
+    description:
+      "Recomputes each usage record's cost from its figures, its price sheet and its price basis; compares each owner's lifetime spent amount with the sum of its daily totals, and the daily totals with the records still stored (days retention has not reached). `differences` is empty when all adds up. Reads every record of the filter: on a large table, give `from` and `to` or `owner`.",
+  })
+  @ApiExtraModels(...SPEND_DIFFERENCE_VIEWS, DailyDifferenceView)
+  @ApiOkResponse({ type: SpendAuditView })
+  verify(@Query(new Validated(SpendAuditQuery, 'query')) query: SpendAuditQuery) {
+    return this.admin.verifySpend(query);
   }
 
   @Get(':requestId')

@@ -28,6 +28,9 @@ models:
     capabilities: { image_input: true }
     max_tokens: 4096
     prices: { input_tokens: 2.5, output_tokens: 10 }
+    price_tiers:
+      - input_tokens_above: 200000
+        prices: { input_tokens: 5, output_tokens: 15 }
   - id: weighted-model
     upstream_model: vendor-chat
     interfaces: [messages]
@@ -68,6 +71,7 @@ describe('the JSON form of catalog items', () => {
       prices: { output_seconds: '0.1' },
       price_tiers: [{ resolution: ['1080p', '720p'], video_input: true, prices: { output_seconds: '0.000000001' } }],
     });
+    expect(modelSpecOf(config.models[1])).toMatchObject({ price_tiers: [{ input_tokens_above: 200000, prices: { input_tokens: '5', output_tokens: '15' } }] });
     expect(upstreamSpecOf(config.upstreams[1])).toEqual({ id: 'line-b', base_url: 'http://127.0.0.1:9100', timeout_ms: 600000 });
   });
 

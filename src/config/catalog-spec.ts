@@ -39,6 +39,7 @@ function tierSpecOf(tier: PriceTier): ItemSpec {
     ...(tier.resolutions ? { resolution: [...tier.resolutions] } : {}),
     ...(tier.videoInput !== undefined ? { video_input: tier.videoInput } : {}),
     ...(tier.maxOutputPixels !== undefined ? { max_output_pixels: tier.maxOutputPixels } : {}),
+    ...(tier.inputTokensAbove !== undefined ? { input_tokens_above: tier.inputTokensAbove } : {}),
     prices: pricesOf(tier.prices),
   };
 }
@@ -53,7 +54,7 @@ export type Pricing = Pick<ModelConfig, 'prices' | 'priceTiers'>;
 /** `Pricing` in the JSON form: decimal strings, tiers as the file writes them. */
 export interface PricingSpec {
   prices: Record<string, string>;
-  price_tiers: Array<{ resolution?: string[]; video_input?: boolean; max_output_pixels?: number; prices: Record<string, string> }>;
+  price_tiers: Array<{ resolution?: string[]; video_input?: boolean; max_output_pixels?: number; input_tokens_above?: number; prices: Record<string, string> }>;
 }
 
 export function pricingSpecOf(model: Pricing): PricingSpec {
@@ -69,6 +70,7 @@ export function pricingOf(spec: PricingSpec): Pricing {
       ...(tier.resolution ? { resolutions: tier.resolution } : {}),
       ...(tier.video_input !== undefined ? { videoInput: tier.video_input } : {}),
       ...(tier.max_output_pixels !== undefined ? { maxOutputPixels: tier.max_output_pixels } : {}),
+      ...(tier.input_tokens_above !== undefined ? { inputTokensAbove: tier.input_tokens_above } : {}),
       prices: table(tier.prices),
     })),
   };

@@ -127,6 +127,12 @@ export class PriceTierConfigDto {
   @Min(1, POSITIVE_INTEGER)
   max_output_pixels?: number;
 
+  /** Only calls whose `input_tokens` figure is above this many tokens; the tier prices the whole call. */
+  @IsOptional()
+  @IsInt(POSITIVE_INTEGER)
+  @Min(1, POSITIVE_INTEGER)
+  input_tokens_above?: number;
+
   /** Figure name to price, over the model's own prices; checked by the loader like `prices`. */
   @IsObject(MAPPING)
   @IsDefined(REQUIRED)

@@ -379,6 +379,45 @@ describe('price tiers', () => {
     expect(config.models[2].prices).toStrictEqual({ input_characters: 100_000_000_000n });
   });
 
+  it('parses long-context tiers on a text model', () => {
+    const yamlText = minimalWith(
+      'owners:',
+      [
+        '  - id: chat-long',
+        '    upstream_model: vendor-chat',
+        '    interfaces: [messages, chat_completions]',
+        '    lines: [line-a]',
+        '    prices: { input_tokens: 3, output_tokens: 15 }',
+        '    price_tiers:',
+        '      - input_tokens_above: 1000000',
+        '        prices: { input_tokens: 9, output_tokens: 30 }',
+        '      - input_tokens_above: 200000',
+        '        prices: { input_tokens: 6, cache_write_1h_input_tokens: 12, output_tokens: 22.5 }',
+        'owners:',
+      ].join('\n'),
+    );
+
+    expect(loadGatewayConfig(yamlText, {}).models[1].priceTiers).toStrictEqual([
+      { inputTokensAbove: 1_000_000, prices: { input_tokens: 9_000_000_000n, output_tokens: 30_000_000_000n } },
+      { inputTokensAbove: 200_000, prices: { input_tokens: 6_000_000_000n, cache_write_1h_input_tokens: 12_000_000_000n, output_tokens: 22_500_000_000n } },
+    ]);
+  });
+
+  it.each<[string, string, string]>([
+    ['an input_tokens_above of 0', '0', 'models[1].price_tiers[0].input_tokens_above: must be a positive integer'],
+    ['a fractional input_tokens_above', '200000.5', 'models[1].price_tiers[0].input_tokens_above: must be a positive integer'],
+    ['an input_tokens_above that is a string', '"200k"', 'models[1].price_tiers[0].input_tokens_above: must be a positive integer'],
+  ])('names the YAML path of %s on a text model', (_rule, above, problem) => {
+    const textModel = `  - { id: chat-long, upstream_model: up-c, interfaces: [chat_completions], lines: [line-a], prices: { input_tokens: 1 }, price_tiers: [{ input_tokens_above: ${above}, prices: { input_tokens: 2 } }] }\n`;
+    expect(problemsOf(minimalWith('owners:', `${textModel}owners:`), {})).toEqual([problem]);
+  });
+
+  it('refuses a long-context tier on a model that does not meter input_tokens', () => {
+    expect(problemsOf(withTiers('[{ input_tokens_above: 200000, prices: { output_seconds: 1 } }]'), {})).toEqual([
+      "models[1].price_tiers[0].input_tokens_above: the model's interfaces (video_c) do not meter input_tokens",
+    ]);
+  });
+
   it('accepts a max_output_pixels of 1', () => {
     expect(loadGatewayConfig(withTiers('[{ max_output_pixels: 1, prices: {} }]'), {}).models[1].priceTiers).toStrictEqual([{ maxOutputPixels: 1, prices: {} }]);
   });
@@ -392,11 +431,15 @@ describe('price tiers', () => {
     ['price_tiers that is not a list', '{ resolution: 1080p, prices: {} }', 'models[1].price_tiers: must be a list'],
     ['a tier that is a string', '[1080p]', 'models[1].price_tiers[0]: must be a mapping'],
     ['a tier that is an empty list', '[{ resolution: 720p, prices: {} }, []]', 'models[1].price_tiers[1]: must be a mapping'],
-    ['a tier without a condition', '[{ prices: { output_seconds: 1 } }]', 'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels'],
+    [
+      'a tier without a condition',
+      '[{ prices: { output_seconds: 1 } }]',
+      'models[1].price_tiers[0]: must name resolution, video_input, max_output_pixels or input_tokens_above',
+    ],
     [
       'a tier whose conditions are empty',
       '[{ resolution: , video_input: , prices: {} }]',
-      'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels',
+      'models[1].price_tiers[0]: must name resolution, video_input, max_output_pixels or input_tokens_above',
     ],
     [
       'an empty resolution',
@@ -466,7 +509,7 @@ describe('price tiers', () => {
     [
       'an empty max_output_pixels as the only condition',
       '[{ max_output_pixels: , prices: {} }]',
-      'models[1].price_tiers[0]: must name resolution, video_input or max_output_pixels',
+      'models[1].price_tiers[0]: must name resolution, video_input, max_output_pixels or input_tokens_above',
     ],
   ])('names the YAML path of %s', (_rule, tiers, problem) => {
     const problems = problemsOf(withTiers(tiers), {});
@@ -480,7 +523,7 @@ describe('price tiers', () => {
       'models[1].price_tiers[2].video_input: must be true or false',
       'models[1].price_tiers[2].prices: must be a mapping',
       expect.stringContaining('models[1].price_tiers[0].prices.sugar: unknown price "sugar"'),
-      'models[1].price_tiers[1]: must name resolution, video_input or max_output_pixels',
+      'models[1].price_tiers[1]: must name resolution, video_input, max_output_pixels or input_tokens_above',
     ]);
   });
 });

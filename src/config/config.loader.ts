@@ -212,8 +212,12 @@ function meteringOf(interfaces: unknown): Metering | undefined {
 
 function checkPriceTier({ item, path }: Entry<PriceTierConfigDto>, metering: Metering | undefined, problems: string[]): void {
   // A tier without a condition would match every call and hide the model's own prices.
-  if (!isGiven(item.resolution) && !isGiven(item.video_input) && !isGiven(item.max_output_pixels)) {
-    problems.push(`${path}: must name resolution, video_input or max_output_pixels`);
+  if (!isGiven(item.resolution) && !isGiven(item.video_input) && !isGiven(item.max_output_pixels) && !isGiven(item.input_tokens_above)) {
+    problems.push(`${path}: must name resolution, video_input, max_output_pixels or input_tokens_above`);
+  }
+  // A threshold on a figure the model never meters would silently never apply.
+  if (isGiven(item.input_tokens_above) && metering && !metering.metered.includes('input_tokens')) {
+    problems.push(`${path}.input_tokens_above: the model's interfaces (${metering.interfaces.join(', ')}) do not meter input_tokens`);
   }
   checkPrices(item.prices, `${path}.prices`, metering, problems);
 }
@@ -370,6 +374,9 @@ function toPriceTier(tier: PriceTierConfigDto, path: string): PriceTier {
   }
   if (isGiven(tier.max_output_pixels)) {
     priceTier.maxOutputPixels = tier.max_output_pixels;
+  }
+  if (isGiven(tier.input_tokens_above)) {
+    priceTier.inputTokensAbove = tier.input_tokens_above;
   }
   return priceTier;
 }

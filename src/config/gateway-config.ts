@@ -55,6 +55,8 @@ export interface PriceTier {
   videoInput?: boolean;
   /** Only output images of at most this many pixels; absent = any size. */
   maxOutputPixels?: number;
+  /** Only calls whose `input_tokens` figure is above this (long-context prices); absent = any. */
+  inputTokensAbove?: number;
   prices: PriceTable;
 }
 

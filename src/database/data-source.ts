@@ -13,6 +13,7 @@ import { VideoTaskPricing1764900000000 } from './migrations/1764900000000-VideoT
 import { ConsoleSessions1765000000000 } from './migrations/1765000000000-ConsoleSessions';
 import { BudgetPeriods1765300000000 } from './migrations/1765300000000-BudgetPeriods';
 import { LinesTried1765400000000 } from './migrations/1765400000000-LinesTried';
+import { PriceSheets1765500000000 } from './migrations/1765500000000-PriceSheets';
 import { RateLimits1765100000000 } from './migrations/1765100000000-RateLimits';
 import { UsageTags1765200000000 } from './migrations/1765200000000-UsageTags';
 import type { DatabaseSettings } from '../config/settings/database.settings';
@@ -31,6 +32,7 @@ export const MIGRATIONS = [
   UsageTags1765200000000,
   BudgetPeriods1765300000000,
   LinesTried1765400000000,
+  PriceSheets1765500000000,
 ];
 
 export async function dataSourceOptions(settings: DatabaseSettings): Promise<DataSourceOptions> {

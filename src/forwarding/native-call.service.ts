@@ -67,7 +67,7 @@ export class NativeCallService {
       line: opened.line.id,
       errorCode: ok ? (meter.errorCode?.() ?? null) : `upstream_${opened.statusCode}`,
       figures: meter.figures(),
-      cost: meter.cost?.(),
+      priceBasis: meter.priceBasis?.(),
       upstreamHeadersMs: opened.headersMs,
     };
   }

@@ -36,7 +36,7 @@ export const VENDOR_B_IMAGES_ROUTE: NativeRoute = {
   name: 'images_b',
   upstreamPath: '/api/v3/images/generations',
   upstreamBody: (call) => replaceModel(call),
-  meter: (call) => new VendorBImagesMeter(call.model),
+  meter: () => new VendorBImagesMeter(),
   refusal: (call) => imageRefusal(call, 'b'),
   outlivesClient: true,
 };

@@ -152,6 +152,8 @@ describe('budget ledger', () => {
         figures: undefined,
         settledAt: new Date(FEB_1_EARLY),
         errorCode: null,
+        priceSheet: null,
+        priceBasis: null,
       });
 
       expect(await periods(ownerId)).toEqual([

@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyRequest } from 'fastify';
 import type { UsageDraft } from './usage-draft';
 import type { UsageFigures } from './usage-figures';
-import { costOf } from './pricing';
+import { type PriceBasis, recordCostOf } from './pricing';
+import { priceSheetOf } from './price-sheets';
 import { linesTriedOf } from '../upstream/line-order';
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,128}$/;
@@ -18,8 +19,8 @@ export interface CallOutcome {
   line: string | null;
   errorCode: string | null;
   figures: UsageFigures | undefined;
-  /** Set when the cost is not the figures at the model's prices (format B: per-image pixel tiers). */
-  cost?: bigint;
+  /** What the price depends on beyond the figures (format B: each image's pixels). */
+  priceBasis?: PriceBasis;
   upstreamHeadersMs: number | null;
   /** The record is written later, by whatever the call started (a video task, when it settles). */
   deferred?: boolean;
@@ -47,7 +48,9 @@ export function usageDraftOf(request: FastifyRequest, interfaceName: string, out
     errorCode: outcome.errorCode,
     stream: call.stream,
     usage: outcome.figures,
-    costNano: outcome.cost ?? costOf(outcome.figures, call.model.prices),
+    costNano: recordCostOf(outcome.figures, call.model, outcome.priceBasis),
+    priceSheet: priceSheetOf(call.model),
+    priceBasis: outcome.priceBasis ?? null,
     startedAt: new Date(Date.now() - (performance.now() - request.startedAt)),
     durationMs: Math.round(endedAt - request.startedAt),
     upstreamHeadersMs: outcome.upstreamHeadersMs === null ? null : Math.round(outcome.upstreamHeadersMs),

@@ -1,6 +1,6 @@
 import type { PriceTier } from '../config/gateway-config';
 import { decimalToNano } from '../config/money';
-import { costOf } from './pricing';
+import { costOf, recordCostOf } from './pricing';
 import { GenerateContentMeter, ImagesMeter, pixelsOf, VendorBImagesMeter } from './image-meters';
 
 function money(amount: string): bigint {
@@ -149,10 +149,11 @@ describe(VendorBImagesMeter.name, () => {
     { maxOutputPixels: FOUR_MP, prices: { output_images: UP_TO_4MP } },
   );
 
-  function metered(body: Record<string, unknown>, priced = TIERED): VendorBImagesMeter {
-    const meter = new VendorBImagesMeter(priced);
+  /** The meter after reading `body`, and what the record is charged: its figures at `priced` on its basis. */
+  function metered(body: Record<string, unknown>, priced = TIERED): VendorBImagesMeter & { cost(): bigint } {
+    const meter = new VendorBImagesMeter();
     meter.readJson(answer(body));
-    return meter;
+    return Object.assign(meter, { cost: () => recordCostOf(meter.figures(), priced, meter.priceBasis()) });
   }
 
   function image(size: unknown, b64 = false): Record<string, unknown> {
@@ -239,10 +240,11 @@ describe(VendorBImagesMeter.name, () => {
     expect(meter.cost()).toBe(2n * BASE_OUTPUT + 4n * INPUT);
   });
 
-  it('gives no figures and no cost for an answer without images or usage', () => {
+  it('gives no figures, no basis and no cost for an answer without images or usage', () => {
     const meter = metered({ error: { code: 'InvalidParameter', message: 'bad' } });
     expect(meter.figures()).toBeUndefined();
-    expect(meter.cost()).toBeUndefined();
+    expect(meter.priceBasis()).toBeUndefined();
+    expect(meter.cost()).toBe(0n);
   });
 
   it('ignores reported counts that are not non-negative numbers', () => {

@@ -1,8 +1,7 @@
-import type { ModelConfig } from '../config/gateway-config';
 import { scanTopLevel } from '../request-body/json-scan';
 import { readValue } from '../request-body/json-splice';
 import { NO_WORDS, ResponseMeter } from './response-meter';
-import { costOf, pricesFor } from './pricing';
+import type { PriceBasis } from './pricing';
 import { generateContentUsageFigures, imagesUsageFigures, UsageFigures, vendorBImagesUsageFigures } from './usage-figures';
 
 /**
@@ -60,10 +59,6 @@ export class VendorBImagesMeter extends ImageMeter {
   /** Pixels of each returned image, in answer order; undefined where the size is unreadable. */
   private pixels: Array<number | undefined> = [];
 
-  constructor(private readonly model: Pick<ModelConfig, 'prices' | 'priceTiers'>) {
-    super();
-  }
-
   readJson(body: Buffer): void {
     const { usage, data } = topLevelMembers(body, 'usage', 'data');
     const images = Array.isArray(data) ? data.filter(isImage) : undefined;
@@ -71,20 +66,9 @@ export class VendorBImagesMeter extends ImageMeter {
     this.usage = vendorBImagesUsageFigures(usage, images?.length);
   }
 
-  /**
-   * The input images at the base prices, plus each billed output image at the prices of its
-   * pixel tier. Images beyond those with a readable size are priced without a pixel tier.
-   */
-  cost(): bigint | undefined {
-    if (!this.usage) return undefined;
-    const { output_images: outputImages = 0, ...rest } = this.usage;
-    const billed = Math.round(outputImages);
-    const sized = Math.min(billed, this.pixels.length);
-    let total = costOf({ ...rest, output_images: billed - sized }, pricesFor(this.model, {}));
-    for (let index = 0; index < sized; index++) {
-      total += pricesFor(this.model, { outputPixels: this.pixels[index] }).output_images ?? 0n;
-    }
-    return total;
+  /** Each returned image's pixels, which price it by its tier (pricing.ts `recordCostOf`). */
+  priceBasis(): PriceBasis | undefined {
+    return this.usage && this.pixels.length > 0 ? { output_pixels: this.pixels.map((pixels) => pixels ?? null) } : undefined;
   }
 }
 

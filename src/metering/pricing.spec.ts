@@ -1,5 +1,5 @@
 import type { PriceTier } from '../config/gateway-config';
-import { costOf, pricesFor } from './pricing';
+import { callCostOf, costOf, pricesFor } from './pricing';
 import { chatUsageFigures, messagesUsageFigures, responsesUsageFigures } from './usage-figures';
 
 const NANO = 1_000_000_000n;
@@ -242,6 +242,45 @@ describe(pricesFor.name, () => {
     prices.input_seconds = 0n;
     expect(base).toEqual({ output_seconds: 50n, input_seconds: 20n, input_image_count: 10n });
     expect(costOf({ output_seconds: 5, input_seconds: 2, input_image_count: 1 }, pricesFor(tiered, { videoInput: true }))).toBe(5n * 120n + 2n * 20n + 10n);
+  });
+});
+
+describe(callCostOf.name, () => {
+  const prices = { input_tokens: 3_000_000_000n, cached_input_tokens: 300_000_000n, output_tokens: 15_000_000_000n };
+  const long = { input_tokens: 6_000_000_000n, output_tokens: 22_500_000_000n };
+  const tiered = {
+    prices,
+    priceTiers: [
+      { inputTokensAbove: 1_000_000, prices: { input_tokens: 9n } },
+      { inputTokensAbove: 200_000, prices: long },
+    ],
+  };
+
+  it('prices a call at or below the threshold at the model prices', () => {
+    const figures = { input_tokens: 200_000, cached_input_tokens: 100_000, output_tokens: 1_000 };
+    expect(callCostOf(figures, tiered)).toBe(costOf(figures, prices));
+    expect(callCostOf(figures, tiered)).toBe(100_000n * 3_000n + 100_000n * 300n + 1_000n * 15_000n);
+  });
+
+  it("prices the whole call past the threshold at the tier's prices, and the figures it does not name at the model's", () => {
+    const figures = { input_tokens: 200_001, cached_input_tokens: 100_000, output_tokens: 1_000 };
+    // 100,001 uncached at 6, 100,000 cached at the model's 0.3, output at 22.5 (per 1M tokens)
+    expect(callCostOf(figures, tiered)).toBe(100_001n * 6_000n + 100_000n * 300n + 1_000n * 22_500n);
+  });
+
+  it('takes the first tier that matches, in order', () => {
+    expect(callCostOf({ input_tokens: 2_000_000 }, tiered)).toBe(18n);
+  });
+
+  it('prices a model without tiers, and a call without figures', () => {
+    expect(callCostOf({ input_tokens: 2_000_000, output_tokens: 10 }, { prices, priceTiers: [] })).toBe(6_000_000_000n + 150_000n);
+    expect(callCostOf(undefined, tiered)).toBe(0n);
+  });
+
+  it('never applies a long-context tier to a call without an input figure, or a video tier to a text call', () => {
+    const video = { prices, priceTiers: [{ resolutions: ['1080p'], prices: { output_tokens: 1n } }] };
+    expect(callCostOf({ output_tokens: 1_000 }, tiered)).toBe(15_000_000n);
+    expect(callCostOf({ input_tokens: 300_000, output_tokens: 1_000 }, video)).toBe(costOf({ input_tokens: 300_000, output_tokens: 1_000 }, prices));
   });
 });
 

@@ -1,4 +1,5 @@
-import type { ModelConfig, PriceTable, PriceTier } from '../config/gateway-config';
+import type { PriceTable, PriceTier } from '../config/gateway-config';
+import type { Pricing } from '../config/catalog-spec';
 import type { UsageFigures } from './usage-figures';
 import { PRICE_FALLBACKS, type PriceFieldName, priceUnitOf } from '../config/prices';
 
@@ -68,6 +69,58 @@ export function costOf(figures: UsageFigures | undefined, prices: PriceTable): b
 }
 
 /**
+ * A text call's cost from its figures: at the model's prices, or at a long-context tier's when
+ * the call's `input_tokens` passes its threshold (as vendors do, the tier prices the whole call).
+ * Only tiers that name `input_tokens_above` apply to text calls; the other conditions describe
+ * video and image calls. A model without tiers is priced from its own table, without a copy.
+ */
+export function callCostOf(figures: UsageFigures | undefined, pricing: Pricing): bigint {
+  if (!figures || pricing.priceTiers.length === 0) return costOf(figures, pricing.prices);
+  const inputTokens = figures.input_tokens;
+  const tier = pricing.priceTiers.find((candidate) => candidate.inputTokensAbove !== undefined && tierMatches(candidate, { inputTokens }));
+  return costOf(figures, tier ? overlaid(pricing.prices, tier) : pricing.prices);
+}
+
+/**
+ * What a record's price depended on beyond its figures, as the record keeps it (`price_basis`);
+ * none for text calls, whose figures say it all.
+ */
+export interface PriceBasis {
+  /** Video: the resolution the call was priced at. */
+  resolution?: string;
+  /** Video: whether the call had video input. */
+  video_input?: boolean;
+  /** Images format B: each returned image's pixels, in answer order; null where unreadable. */
+  output_pixels?: Array<number | null>;
+}
+
+/**
+ * A record's cost from its figures, the prices it was billed at and its basis: what the call
+ * was charged, and what the spend audit recomputes from the stored record.
+ */
+export function recordCostOf(figures: UsageFigures | undefined, pricing: Pricing, basis: PriceBasis | null | undefined): bigint {
+  if (!basis) return callCostOf(figures, pricing);
+  if (basis.output_pixels) return imagesCostOf(figures, pricing, basis.output_pixels);
+  return costOf(figures, pricesFor(pricing, { resolution: basis.resolution, videoInput: basis.video_input }));
+}
+
+/**
+ * Images format B: the input images at the base prices, plus each billed output image at the
+ * prices of its pixel tier. Images beyond those with a size are priced without a pixel tier.
+ */
+function imagesCostOf(figures: UsageFigures | undefined, pricing: Pricing, pixels: ReadonlyArray<number | null>): bigint {
+  if (!figures) return 0n;
+  const { output_images: outputImages = 0, ...rest } = figures;
+  const billed = Math.round(outputImages);
+  const sized = Math.min(billed, pixels.length);
+  let total = costOf({ ...rest, output_images: billed - sized }, pricesFor(pricing, {}));
+  for (let index = 0; index < sized; index++) {
+    total += pricesFor(pricing, { outputPixels: pixels[index] ?? undefined }).output_images ?? 0n;
+  }
+  return total;
+}
+
+/**
  * What a call's price may depend on (SPEC.md: video prices tier by resolution and by presence of
  * video input; format B image prices by output pixels).
  */
@@ -78,16 +131,23 @@ export interface PriceConditions {
   videoInput?: boolean;
   /** Pixels of one output image (width × height); absent matches no pixel tier. */
   outputPixels?: number;
+  /** The call's `input_tokens` figure; absent matches no long-context tier. */
+  inputTokens?: number;
 }
 
 /** The model's prices for one call: its base prices with the first matching tier's prices over them. */
-export function pricesFor(model: Pick<ModelConfig, 'prices' | 'priceTiers'>, conditions: PriceConditions): PriceTable {
-  const prices: PriceTable = { ...model.prices };
-  const tier = model.priceTiers.find((candidate) => tierMatches(candidate, conditions));
-  for (const [name, price] of Object.entries(tier?.prices ?? {})) {
-    if (price !== undefined) prices[name] = price;
+export function pricesFor(pricing: Pricing, conditions: PriceConditions): PriceTable {
+  const tier = pricing.priceTiers.find((candidate) => tierMatches(candidate, conditions));
+  return tier ? overlaid(pricing.prices, tier) : { ...pricing.prices };
+}
+
+/** The base prices with a tier's over them. */
+function overlaid(prices: PriceTable, tier: PriceTier): PriceTable {
+  const result: PriceTable = { ...prices };
+  for (const [name, price] of Object.entries(tier.prices)) {
+    if (price !== undefined) result[name] = price;
   }
-  return prices;
+  return result;
 }
 
 /** Every condition the tier names must hold; an absent resolution matches no resolution tier. */
@@ -99,6 +159,9 @@ function tierMatches(tier: PriceTier, conditions: PriceConditions): boolean {
   if (tier.videoInput !== undefined && (conditions.videoInput ?? false) !== tier.videoInput) return false;
   if (tier.maxOutputPixels !== undefined) {
     if (conditions.outputPixels === undefined || conditions.outputPixels > tier.maxOutputPixels) return false;
+  }
+  if (tier.inputTokensAbove !== undefined) {
+    if (conditions.inputTokens === undefined || conditions.inputTokens <= tier.inputTokensAbove) return false;
   }
   return true;
 }

@@ -1,4 +1,5 @@
 import { parseSseEvent } from '../translation/sse/decode-sse';
+import type { PriceBasis } from './pricing';
 import { chatUsageFigures, embeddingsUsageFigures, messagesUsageFigures, responsesUsageFigures, UsageFigures } from './usage-figures';
 
 /**
@@ -17,8 +18,8 @@ export interface ResponseMeter {
    */
   readonly eventWords: RegExp;
   figures(): UsageFigures | undefined;
-  /** The call's cost when it is not simply the figures at the model's prices (format B pixel tiers). */
-  cost?(): bigint | undefined;
+  /** What the call's price depends on beyond its figures (format B: each image's pixels); undefined: nothing. */
+  priceBasis?(): PriceBasis | undefined;
   /** An error the upstream reported inside a successful HTTP answer (speech `base_resp`). */
   errorCode?(): string | null;
 }

@@ -1,4 +1,5 @@
 import type { UsageFigures } from './usage-figures';
+import type { PriceBasis } from './pricing';
 
 /** A usage record as the request path produces it, before the writer stores it. */
 export interface UsageDraft {
@@ -24,4 +25,8 @@ export interface UsageDraft {
   endUser: string | null;
   /** The line of each attempt, in order, when the call made more than one (failover, retries); null for one or none. */
   linesTried: readonly string[] | null;
+  /** The id of the prices the call was billed at (metering/price-sheets.ts); null: none kept. */
+  priceSheet: string | null;
+  /** What the price depended on beyond the figures; null for most calls. */
+  priceBasis: PriceBasis | null;
 }

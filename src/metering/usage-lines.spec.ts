@@ -7,22 +7,27 @@ describe(usageLine.name, () => {
   it('writes the fields in column order, tab-separated, NULL as \\N, booleans as t/f, the line ended', () => {
     expect(usageLine(draft())).toBe(
       'req-1\t\\N\t6a1c0d2e-4b5f-4c3a-9d8e-7f6a5b4c3d2e\tteam-a\tchat-model\tchat_completions\tline-a\t\\N\t200\t\\N\tf\t' +
-        '{"input_tokens":12,"output_tokens":7}\t1500\t2026-11-26T01:02:03.004Z\t15\t9\t\\N\t\\N\t\\N\n',
+        '{"input_tokens":12,"output_tokens":7}\t1500\t2026-11-26T01:02:03.004Z\t15\t9\t\\N\t\\N\t\\N\t\\N\t\\N\n',
     );
     const line = usageLine(draft({ usage: undefined, upstreamHeadersMs: null, stream: true, line: null }));
     expect(line.split('\t')).toHaveLength(USAGE_COLUMNS.length);
     expect(line).toContain('\tt\t\\N\t1500\t');
-    expect(line.endsWith('\t15\t\\N\t\\N\t\\N\t\\N\n')).toBe(true);
+    expect(line.endsWith('\t15\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\n')).toBe(true);
   });
 
   it('writes tags as a text[] literal with every element quoted (a tag spelled NULL stays text), none as NULL', () => {
     const line = usageLine(draft({ tags: ['app:search', 'NULL', 'env.prod_1-a'], endUser: 'user-42' }));
-    expect(line.endsWith('\t{"app:search","NULL","env.prod_1-a"}\tuser-42\t\\N\n')).toBe(true);
-    expect(usageLine(draft({ tags: [] })).endsWith('\t\\N\t\\N\t\\N\n')).toBe(true);
+    expect(line.endsWith('\t{"app:search","NULL","env.prod_1-a"}\tuser-42\t\\N\t\\N\t\\N\n')).toBe(true);
+    expect(usageLine(draft({ tags: [] })).endsWith('\t\\N\t\\N\t\\N\t\\N\t\\N\n')).toBe(true);
   });
 
   it('writes the lines of a call of several attempts as a text[] literal, one attempt as NULL', () => {
-    expect(usageLine(draft({ linesTried: ['line-a', 'line-b', 'line-b'] })).endsWith('\t{"line-a","line-b","line-b"}\n')).toBe(true);
+    expect(usageLine(draft({ linesTried: ['line-a', 'line-b', 'line-b'] })).endsWith('\t{"line-a","line-b","line-b"}\t\\N\t\\N\n')).toBe(true);
+  });
+
+  it('writes the price sheet as text and the basis as JSON, none as NULL', () => {
+    const line = usageLine(draft({ priceSheet: '0123456789abcdef0123456789abcdef', priceBasis: { resolution: '720p', video_input: false } }));
+    expect(line.endsWith('\t0123456789abcdef0123456789abcdef\t{"resolution":"720p","video_input":false}\n')).toBe(true);
   });
 
   it('escapes the characters COPY gives a meaning, in every text field', () => {
@@ -52,12 +57,14 @@ describe(draftOfLine.name, () => {
       // Not a tag a call can carry, but the literal quotes and escapes whatever it is given.
       draft({ tags: ['quote " back \\ comma , brace } tab \t'], endUser: '\\N' }),
       draft({ linesTried: ['line-a', 'line-"b"', 'line-a'] }),
+      draft({ priceSheet: '0123456789abcdef0123456789abcdef', priceBasis: { output_pixels: [1_048_576, null] } }),
+      draft({ priceSheet: 'fedcba9876543210fedcba9876543210', priceBasis: { resolution: '1080p\t"hd"', video_input: true } }),
     ];
     for (const record of records) expect(draftOfLine(usageLine(record))).toEqual(record);
   });
 
   it('refuses a line with the wrong number of fields', () => {
-    expect(() => draftOfLine('a\tb\n')).toThrow('a usage line has 2 fields, not 19');
+    expect(() => draftOfLine('a\tb\n')).toThrow('a usage line has 2 fields, not 21');
   });
 });
 

@@ -28,6 +28,8 @@ export const USAGE_COLUMNS = [
   'tags',
   'end_user',
   'lines_tried',
+  'price_sheet',
+  'price_basis',
 ] as const;
 
 const COPY_SPECIAL = /[\\\t\n\r]/;
@@ -70,7 +72,7 @@ function arrayOf(literal: string | null): string[] | null {
 export function usageLine(draft: UsageDraft): string {
   const usage = draft.usage ? text(JSON.stringify(draft.usage)) : NULL;
   const headersMs = draft.upstreamHeadersMs === null ? NULL : draft.upstreamHeadersMs;
-  return `${text(draft.requestId)}\t${text(draft.clientRequestId)}\t${text(draft.keyId)}\t${text(draft.ownerId)}\t${text(draft.model)}\t${text(draft.interface)}\t${text(draft.line)}\t${text(draft.translatedTo)}\t${draft.status}\t${text(draft.errorCode)}\t${draft.stream ? 't' : 'f'}\t${usage}\t${draft.costNano}\t${timestampText(draft.startedAt)}\t${draft.durationMs}\t${headersMs}\t${textArray(draft.tags)}\t${text(draft.endUser)}\t${textArray(draft.linesTried)}\n`;
+  return `${text(draft.requestId)}\t${text(draft.clientRequestId)}\t${text(draft.keyId)}\t${text(draft.ownerId)}\t${text(draft.model)}\t${text(draft.interface)}\t${text(draft.line)}\t${text(draft.translatedTo)}\t${draft.status}\t${text(draft.errorCode)}\t${draft.stream ? 't' : 'f'}\t${usage}\t${draft.costNano}\t${timestampText(draft.startedAt)}\t${draft.durationMs}\t${headersMs}\t${textArray(draft.tags)}\t${text(draft.endUser)}\t${textArray(draft.linesTried)}\t${text(draft.priceSheet)}\t${draft.priceBasis ? text(JSON.stringify(draft.priceBasis)) : NULL}\n`;
 }
 
 const ESCAPED = /\\(.)/g;
@@ -106,6 +108,8 @@ export function draftOfLine(line: string): UsageDraft {
     tags,
     endUser,
     linesTried,
+    priceSheet,
+    priceBasis,
   ] = fields;
   return {
     requestId: requestId!,
@@ -127,6 +131,8 @@ export function draftOfLine(line: string): UsageDraft {
     tags: arrayOf(tags),
     endUser,
     linesTried: arrayOf(linesTried),
+    priceSheet,
+    priceBasis: priceBasis === null ? null : JSON.parse(priceBasis),
   };
 }
 

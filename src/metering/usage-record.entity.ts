@@ -78,4 +78,12 @@ export class UsageRecord {
   /** The line of each attempt in order, when the call made more than one (failover, retries). */
   @Column({ name: 'lines_tried', type: 'text', array: true, nullable: true })
   linesTried!: string[] | null;
+
+  /** The id of the prices the call was billed at (`price_sheet`); null for records from before they were kept. */
+  @Column({ name: 'price_sheet', type: 'varchar', length: 32, nullable: true })
+  priceSheet!: string | null;
+
+  /** What the price depended on beyond the figures (a video's resolution, each image's pixels). */
+  @Column({ name: 'price_basis', type: 'jsonb', nullable: true })
+  priceBasis!: Record<string, unknown> | null;
 }

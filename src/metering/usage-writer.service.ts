@@ -12,6 +12,7 @@ import { returnedRows } from '../database/returned-rows';
 import { CopyRows } from '../database/embedded-pool';
 import { isEmbedded } from '../database/data-source';
 import { draftOfLine, SlotSpend, SPEND_SLOT_MS, USAGE_COLUMNS, UsagePage, UsageQueue } from './usage-lines';
+import { type PriceSheet, sheetsToStore, storeSheetsSql } from './price-sheets';
 import { USAGE_WRITER_SETTINGS, UsageWriterSettings } from '../config/settings/metering.settings';
 
 const COLUMN_LIST = USAGE_COLUMNS.join(', ');
@@ -42,8 +43,10 @@ function isUniqueViolation(error: unknown): boolean {
   return sqlState(error) === '23505';
 }
 
-/** What a batch's spend statements returned. */
+/** What a batch's statements returned. */
 interface Written {
+  /** The price sheets stored with the batch. */
+  sheets: PriceSheet[];
   owners: OwnerStandingRow[];
   periods: PeriodRow[];
   /** Some owner's alert threshold fired. */
@@ -70,6 +73,8 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
   private failedAttempts = 0;
   private stopped = false;
   private readonly embedded: boolean;
+  /** Price sheets this writer's database holds: stored with the first batch after they were named. */
+  private readonly storedSheets = new Set<string>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -244,6 +249,13 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
    */
   private async store(manager: EntityManager, page: UsagePage, skipStored: boolean): Promise<Written> {
     let slots: Iterable<SlotSpend> = page.slots.values();
+    // Every sheet a record of the page names was named before the record was made.
+    const sheets = sheetsToStore(this.storedSheets);
+    if (sheets.length > 0)
+      await manager.query(
+        storeSheetsSql(sheets.length),
+        sheets.flatMap((sheet) => [sheet.id, sheet.pricing]),
+      );
     if (skipStored) {
       await manager.query(INCOMING_SQL);
       await this.copy(manager, INCOMING, page.content());
@@ -255,11 +267,12 @@ export class UsageWriter implements BeforeApplicationShutdown, OnModuleDestroy {
     }
     const now = new Date(this.clock.now());
     const { owners, periods } = await addSpend(manager, [...slots], now);
-    return { owners, periods, alerted: await fireAlerts(manager, owners, periods, now) };
+    return { sheets, owners, periods, alerted: await fireAlerts(manager, owners, periods, now) };
   }
 
   /** The page's cost moves from unwritten to written, each balance as the write left it. */
   private handOver(page: UsagePage, written: Written): void {
+    for (const sheet of written.sheets) this.storedSheets.add(sheet.id);
     if (written.alerted) this.alerts.nudge();
     const owners = new Map(written.owners.map((row) => [row.id, row]));
     for (const [ownerId, cost] of page.costs) {

@@ -9,7 +9,8 @@ import { GatewayError, statusOf } from '../common/gateway-error';
 import { errorBody } from '../common/error-body';
 import { splicedParts } from '../request-body/json-splice';
 import { nanoToNumber } from '../config/money';
-import { costOf, pricesFor } from '../metering/pricing';
+import { type PriceBasis, recordCostOf } from '../metering/pricing';
+import { priceSheetOf } from '../metering/price-sheets';
 import { Pricing, pricingOf, pricingSpecOf } from '../config/catalog-spec';
 import type { UsageFigures } from '../metering/usage-figures';
 import { QuotaService } from '../metering/quota.service';
@@ -182,6 +183,7 @@ export class VideoTaskService {
         costNano: task.reservedNano,
         figures: undefined,
         errorCode: 'task_unsettled',
+        ...UNPRICED,
         settledAt: new Date(now),
       });
     }
@@ -282,13 +284,23 @@ export class VideoTaskService {
     const figures = reported.figures ?? estimatedFigures(task.interface, basis);
     // The prices of the submit; a task from before they were kept, at the catalog's, or the reservation for a model gone from it.
     const pricing = task.pricing ? pricingOf(task.pricing) : this.catalog.find(task.model);
-    const costNano = this.costOf(pricing, figures, basis) ?? task.reservedNano;
-    return { status, settlement: reported.figures ? 'usage' : 'estimated', costNano, figures, errorCode: null };
+    const settlement = reported.figures ? 'usage' : 'estimated';
+    if (!pricing) return { status, settlement, costNano: task.reservedNano, figures, errorCode: null, ...UNPRICED };
+    const priceBasis = priceBasisOf(basis);
+    return {
+      status,
+      settlement,
+      costNano: recordCostOf(figures, pricing, priceBasis),
+      figures,
+      errorCode: null,
+      priceSheet: priceSheetOf(pricing),
+      priceBasis,
+    };
   }
 
   /** The figures priced with these prices' tiers for this task's resolution and video input; undefined without prices. */
   private costOf(pricing: Pricing | undefined, figures: UsageFigures, basis: EstimateBasis): bigint | undefined {
-    return pricing && costOf(figures, pricesFor(pricing, { resolution: pricedResolution(basis), videoInput: basis.videoInput }));
+    return pricing && recordCostOf(figures, pricing, priceBasisOf(basis));
   }
 
   private async settle(task: VideoTask, entry: SettlementEntry): Promise<void> {
@@ -329,8 +341,17 @@ function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
 }
 
+/** What a video's price depends on beyond its figures, as its record keeps it. */
+function priceBasisOf(basis: Pick<EstimateBasis, 'draft' | 'resolution' | 'videoInput'>): PriceBasis {
+  const resolution = pricedResolution(basis);
+  return { ...(resolution === undefined ? {} : { resolution }), video_input: basis.videoInput };
+}
+
+/** A settlement not priced from figures (not billed, or the reservation charged): no sheet. */
+const UNPRICED = { priceSheet: null, priceBasis: null } as const;
+
 function unbilled(status: string): Omit<SettlementEntry, 'settledAt'> {
-  return { status, settlement: 'not_billed', costNano: 0n, figures: undefined, errorCode: `task_${status}` };
+  return { status, settlement: 'not_billed', costNano: 0n, figures: undefined, errorCode: `task_${status}`, ...UNPRICED };
 }
 
 function notCancellable(status: string): GatewayError {

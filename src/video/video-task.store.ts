@@ -4,6 +4,8 @@ import { returnedRows } from '../database/returned-rows';
 import { fireAlerts, lockedKeyBalance, lockedOwnerBalance, lockStanding, moveTaskMoney, Moved, movedOf } from '../metering/budget-ledger';
 import { AlertDelivery } from '../governance/alert-delivery';
 import type { UsageFigures } from '../metering/usage-figures';
+import type { PriceBasis } from '../metering/pricing';
+import { namedSheet, storeSheetsSql } from '../metering/price-sheets';
 import { Settlement, SUBMITTING, VideoTask } from './video-task.entity';
 import { isTaskId } from './task-ids';
 import { Clock } from '../common/clock';
@@ -40,6 +42,9 @@ export interface SettlementEntry {
   settledAt: Date;
   /** `error_code` of the usage record: null for a billed success, else why it was not billed normally. */
   errorCode: string | null;
+  /** The prices the cost was worked out with (metering/price-sheets.ts); null when not priced from figures. */
+  priceSheet: string | null;
+  priceBasis: PriceBasis | null;
 }
 
 /** A reservation refused: the budget it did not fit (the owner's or the key's own). */
@@ -177,10 +182,12 @@ export class VideoTaskStore {
           ),
         );
         if (!row) return undefined;
+        const sheet = entry.priceSheet === null ? undefined : namedSheet(entry.priceSheet);
+        if (sheet) await manager.query(storeSheetsSql(1), [sheet.id, sheet.pricing]);
         await manager.query(
           `INSERT INTO usage_record (request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to,
-           status, error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 200, $8, false, $9, $10, $11, $12, NULL, $13, $14)
+           status, error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user, price_sheet, price_basis)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 200, $8, false, $9, $10, $11, $12, NULL, $13, $14, $15, $16)
          ON CONFLICT (request_id) DO NOTHING`,
           [
             task.submitRequestId,
@@ -197,6 +204,8 @@ export class VideoTaskStore {
             Math.max(0, entry.settledAt.getTime() - task.submittedAt.getTime()),
             task.tags,
             task.endUser,
+            sheet?.id ?? null,
+            sheet && entry.priceBasis ? JSON.stringify(entry.priceBasis) : null,
           ],
         );
         return this.moveMoney(manager, task, BigInt(row.reserved_nano), entry.costNano);

@@ -22,6 +22,8 @@ export function usageDraft(fields: Partial<UsageDraft> = {}): UsageDraft {
     tags: null,
     endUser: null,
     linesTried: null,
+    priceSheet: null,
+    priceBasis: null,
     ...fields,
   };
 }

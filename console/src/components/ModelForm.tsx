@@ -567,8 +567,10 @@ export function ModelForm({
         />
         <p id={`${id}-price_tiers-hint`} class="hint">
           Prices for some calls only, tried in order: the first tier that matches a call replaces the prices it names. Each tier names at least one of{' '}
-          <code>resolution</code> (a string or a list), <code>video_input</code> (true or false) and <code>max_output_pixels</code>, and its <code>prices</code>
-          . Example: <code>{'[{"resolution": ["1080p"], "prices": {"output_seconds": "0.8"}}]'}</code>. <code>[]</code> for none.
+          <code>resolution</code> (a string or a list), <code>video_input</code> (true or false), <code>max_output_pixels</code> and{' '}
+          <code>input_tokens_above</code> (long-context prices for the whole call), and its <code>prices</code>. Examples:{' '}
+          <code>{'[{"resolution": ["1080p"], "prices": {"output_seconds": "0.8"}}]'}</code>,{' '}
+          <code>{'[{"input_tokens_above": 200000, "prices": {"input_tokens": "6", "output_tokens": "22.5"}}]'}</code>. <code>[]</code> for none.
         </p>
         <FieldProblem id={`${id}-price_tiers-problem`} problems={problems.fields.price_tiers} />
       </div>
