@@ -629,6 +629,7 @@ async function main() {
     groups: usage.groups,
     records_cost: Number(usage.cost_nano) / 1e9,
     owner_spent_delta: round(spentAfter - spentBefore, 9),
+    audit: usage.audit,
   };
 
   const summary = summarize(runs, ttfb, targets);
@@ -657,7 +658,7 @@ async function main() {
   process.stdout.write(markdown);
   log(`wrote ${path.relative(process.cwd(), OUT) || OUT}/results.{json,md} in ${meta.wall_s} s`);
   const failedChecks = Object.values(checks).some((c) => c !== 'ok');
-  return failedChecks || usage.records !== calls ? 1 : 0;
+  return failedChecks || usage.records !== calls || usage.audit.differences > 0 ? 1 : 0;
 }
 
 function summarize(runs, ttfb, targets) {
@@ -785,6 +786,9 @@ function report({ meta, checks, summary, verdicts, usage, notes }) {
   L.push(
     `usage records: ${usage.records} of ${usage.calls} calls${match} (calls = requests the simulator received from the gateway; ` +
       `${usage.queued} still queued; records cost ${usage.records_cost.toFixed(6)}, owner spent +${Number(usage.owner_spent_delta).toFixed(6)})`,
+    '',
+    `spend audit (GET /admin/usage/verify?owner=bench): ${usage.audit.records_checked} records checked, ` +
+      `${usage.audit.records_without_prices} without prices, ${usage.audit.differences} differences${usage.audit.differences > 0 ? ' MISMATCH' : ''}`,
     '',
   );
   if (match)

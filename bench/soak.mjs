@@ -5,9 +5,10 @@
 // busy with chat JSON, chat SSE, messages SSE, translated responses SSE and, now and then, a
 // call the gateway must refuse (a wrong key, an unknown model). Every --every seconds it prints
 // requests, errors, requests per second and the gateway's RSS; at the end, the usage records
-// written against the calls that went upstream.
+// written against the calls that went upstream, and the spend audit of the bench owner.
 //
-// Exit code 1 when any call that should succeed failed, or records written ≠ calls forwarded.
+// Exit code 1 when any call that should succeed failed, records written ≠ calls forwarded, or the
+// spend audit finds a difference.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -132,10 +133,16 @@ await client.close();
 await sleep(1000);
 fs.rmSync(dataDir, { recursive: true, force: true });
 
-const ok = totals.errors === 0 && usage.records === totals.forwarded;
-console.log(JSON.stringify({ minutes: Number(opt.minutes), concurrency: Number(opt.concurrency), ...totals, usage_records: usage.records, samples }, null, 2));
+const ok = totals.errors === 0 && usage.records === totals.forwarded && usage.audit.differences === 0;
+console.log(
+  JSON.stringify(
+    { minutes: Number(opt.minutes), concurrency: Number(opt.concurrency), ...totals, usage_records: usage.records, audit: usage.audit, samples },
+    null,
+    2,
+  ),
+);
 console.log(
   `soak ${opt.minutes} min: ${totals.requests} requests, ${totals.errors} errors, RSS ${samples[0]?.rss_mib ?? '?'} → ${samples.at(-1)?.rss_mib ?? '?'} MiB, ` +
-    `${usage.records} usage records of ${totals.forwarded} calls forwarded: ${ok ? 'OK' : 'FAILED'}`,
+    `${usage.records} usage records of ${totals.forwarded} calls forwarded, spend audit ${usage.audit.differences} differences in ${usage.audit.records_checked} records: ${ok ? 'OK' : 'FAILED'}`,
 );
 process.exit(ok ? 0 : 1);

@@ -30,6 +30,7 @@ import { databaseSettingsFromEnv } from '../src/config/settings/database.setting
 import { defaultSettings } from '../src/config/gateway-options';
 import { installGracefulShutdown } from '../src/common/graceful-shutdown';
 import { UsageWriter } from '../src/metering/usage-writer.service';
+import { AdminService } from '../src/admin/admin.service';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 
 const yaml = `
@@ -68,7 +69,10 @@ keys:
     models: ["*"]
 ${process.env.BENCH_KEY_LIMITS ? `    limits: ${process.env.BENCH_KEY_LIMITS}\n` : ''}`;
 
-/** The runner's side door: flush the usage writer, then count this process's records (`/usage`); the process's memory (`/memory`). */
+/**
+ * The runner's side door: flush the usage writer, then count this process's records and audit
+ * the owner's spend (`/usage`); the process's memory (`/memory`).
+ */
 function listenControl(app: NestFastifyApplication, port: number, since: Date): void {
   const writer = app.get(UsageWriter);
   const dataSource = app.get(DataSource);
@@ -103,11 +107,18 @@ function listenControl(app: NestFastifyApplication, port: number, since: Date): 
           GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 5`,
         [since],
       );
+      // The spend audit of the bench's owner: every record's cost again from its prices, spent against the records.
+      const audit = await app.get(AdminService).verifySpend({ owner: 'bench' });
       const body = JSON.stringify({
         records: Number(rows[0].records),
         cost_nano: rows[0].cost_nano,
         queued: writer.depth,
         groups,
+        audit: {
+          records_checked: audit.records_checked,
+          records_without_prices: audit.records_without_prices,
+          differences: audit.differences.length + audit.unlisted_differences,
+        },
       });
       response.writeHead(200, { 'content-type': 'application/json' }).end(body);
     })().catch((error: unknown) => {

@@ -24,6 +24,7 @@ import { carryRequestId, TimedServerResponse } from './common/timed-response';
 import { serveAdminDocs } from './admin/admin-docs';
 import { serveConsole } from './console/console-page';
 import { Logger } from '@nestjs/common';
+import { refuseOverLimitConnections, ReplicaLimits } from './governance/replica-limits';
 
 /** SPEC.md: request bodies up to 32 MiB on every endpoint; larger gives 413. */
 export const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -102,6 +103,7 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
   // looks for the catch-all anew on every request, parsing the Content-Type header each time.
   fastify.addContentTypeParser(['application/json', 'multipart/form-data'], parseBody);
   fastify.decorateRequest('startedAt', 0);
+  fastify.decorateRequest('streamOpen', false);
   fastify.addHook('onRequest', (request, reply, done) => {
     request.startedAt = performance.now();
     // On the raw response, so it survives replies that bypass Fastify (streams) too. The
@@ -112,6 +114,11 @@ export async function createGatewayApp(options: GatewayOptions, create: AppCreat
     if (spooling && mayBeSpooled(request.headers, spooling)) reply.raw.once('close', () => releaseSpool(request.body));
     done(missingHostRefusal(request.raw));
   });
+  // Client connections are counted per connection (for the gauge too); only with MAX_CLIENT_CONNECTIONS
+  // set does a request ask whether its connection came past the limit: no work per request without it.
+  const replica = app.get(ReplicaLimits);
+  replica.watch(app.getHttpServer());
+  if (options.replicaLimits.maxClientConnections > 0) fastify.addHook('onRequest', refuseOverLimitConnections(replica));
   app.useGlobalFilters(new GatewayExceptionFilter());
   answerServerRefusals(app.getHttpServer());
   if (options.adminToken || options.adminTokens?.length) {

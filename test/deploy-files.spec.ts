@@ -13,6 +13,7 @@ import { HealthController } from '../src/health/health.controller';
 import { Clock } from '../src/common/clock';
 import type { AlertDelivery } from '../src/governance/alert-delivery';
 import { RateLimiter } from '../src/governance/rate-limiter';
+import { ReplicaLimits } from '../src/governance/replica-limits';
 import type { UsageWriter } from '../src/metering/usage-writer.service';
 import { GatewayMetrics } from '../src/observability/gateway-metrics';
 import type { LineRegistry } from '../src/upstream/line-registry';
@@ -264,7 +265,8 @@ async function exposedMetrics(): Promise<Exposed> {
   const writer = { depth: 0, failedWrites: 0 } as unknown as UsageWriter;
   const database = { query: async () => [] } as unknown as DataSource;
   const alerts = { outcomes: { delivered: 0, failed: 0 } } as AlertDelivery;
-  const text = await new GatewayMetrics(lines, writer, database, new RateLimiter(new Clock()), alerts).render();
+  const replica = new ReplicaLimits(defaultSettings().replicaLimits);
+  const text = await new GatewayMetrics(lines, writer, database, new RateLimiter(new Clock()), alerts, replica).render();
   const exposed: Exposed = { metrics: new Set(), series: new Map() };
   for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\w+)$/gm)) {
     exposed.metrics.add(name);

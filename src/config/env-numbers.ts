@@ -20,3 +20,10 @@ export function positiveWholeFrom(env: NodeJS.ProcessEnv, name: string, fallback
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got ${JSON.stringify(env[name])}`);
   return value;
 }
+
+/** A limit where 0 means none (`MAX_STREAMS`): a whole number, 0 or more. */
+export function limitFrom(env: NodeJS.ProcessEnv, name: string): number {
+  const value = numberFrom(env, name, 0);
+  if (!Number.isInteger(value)) throw new Error(`${name} must be a whole number (0: no limit), got ${JSON.stringify(env[name])}`);
+  return value;
+}

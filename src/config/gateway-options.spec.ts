@@ -86,6 +86,25 @@ describe('defaultSettings counts (batch sizes, connections), the ping interval a
   });
 });
 
+describe('defaultSettings MAX_CLIENT_CONNECTIONS and MAX_STREAMS', () => {
+  it('sets no limit by default (0), unset or empty', () => {
+    expect(defaultSettings({}).replicaLimits).toEqual({ maxClientConnections: 0, maxStreams: 0 });
+    expect(defaultSettings({ MAX_CLIENT_CONNECTIONS: '', MAX_STREAMS: '' }).replicaLimits).toEqual({ maxClientConnections: 0, maxStreams: 0 });
+  });
+
+  it('takes whole numbers from the environment, 0 included', () => {
+    expect(defaultSettings({ MAX_CLIENT_CONNECTIONS: '4000', MAX_STREAMS: '2500' }).replicaLimits).toEqual({ maxClientConnections: 4000, maxStreams: 2500 });
+    expect(defaultSettings({ MAX_CLIENT_CONNECTIONS: '0', MAX_STREAMS: '1' }).replicaLimits).toEqual({ maxClientConnections: 0, maxStreams: 1 });
+  });
+
+  it.each(['MAX_CLIENT_CONNECTIONS', 'MAX_STREAMS'].flatMap((name) => ['2.5', '-1', 'many', 'Infinity'].map((text) => [name, text])))(
+    'refuses %s=%s, naming the variable',
+    (name, text) => {
+      expect(() => defaultSettings({ [name]: text })).toThrow(new RegExp(`^${name} must be a (whole|non-negative) number`));
+    },
+  );
+});
+
 describe('processSettingsFrom PORT, HOST, SHUTDOWN_DRAIN_MS and SHUTDOWN_DELAY_MS', () => {
   it('listens on 0.0.0.0:8080, drains for 30 s and starts draining at once by default', () => {
     const defaults = { port: 8080, host: '0.0.0.0', shutdownDrainMs: 30_000, shutdownDelayMs: 0 };

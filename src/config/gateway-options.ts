@@ -13,9 +13,9 @@ import { CatalogSettings, secretKeyFrom } from './settings/catalog.settings';
 import type { TranslationSettings } from './settings/translation.settings';
 import type { VideoSettings } from './settings/video.settings';
 import type { ConsoleSettings } from './settings/console.settings';
-import type { RateLimitSettings } from './settings/limits.settings';
+import type { RateLimitSettings, ReplicaLimitSettings } from './settings/limits.settings';
 import { AlertSettings, alertSettingsFrom } from './settings/alerts.settings';
-import { numberFrom, positiveWholeFrom } from './env-numbers';
+import { limitFrom, numberFrom, positiveWholeFrom } from './env-numbers';
 import { MAX_RETRY_ATTEMPTS } from './model-lines';
 
 /** Everything a gateway process is started with: the config file plus environment settings. */
@@ -38,6 +38,8 @@ export interface GatewayOptions {
   video: VideoSettings;
   console: ConsoleSettings;
   rateLimits: RateLimitSettings;
+  /** `MAX_CLIENT_CONNECTIONS`, `MAX_STREAMS`: this replica's own limits (0: none). */
+  replicaLimits: ReplicaLimitSettings;
   alerts: AlertSettings;
   /** Level of the JSON log (`LOG_LEVEL`): call lines are `info` (`warn` for 5xx). */
   logLevel: LogLevelName;
@@ -191,6 +193,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
     },
     console: { sessionTtlMs: positiveWholeFrom(env, 'CONSOLE_SESSION_HOURS', 12) * 3_600_000 },
     rateLimits: { syncIntervalMs: positiveWholeFrom(env, 'RATE_LIMIT_SYNC_MS', 250) },
+    replicaLimits: { maxClientConnections: limitFrom(env, 'MAX_CLIENT_CONNECTIONS'), maxStreams: limitFrom(env, 'MAX_STREAMS') },
     alerts: alertSettingsFrom(env),
     logLevel: logLevelFrom(env),
   };

@@ -12,7 +12,7 @@ import { TRANSLATION_SETTINGS } from './settings/translation.settings';
 import { Clock } from '../common/clock';
 import { VIDEO_SETTINGS } from './settings/video.settings';
 import { CONSOLE_SETTINGS } from './settings/console.settings';
-import { RATE_LIMIT_SETTINGS } from './settings/limits.settings';
+import { RATE_LIMIT_SETTINGS, REPLICA_LIMIT_SETTINGS } from './settings/limits.settings';
 import { ALERT_SETTINGS } from './settings/alerts.settings';
 
 /** The process's options and the clock, available to every module. */
@@ -34,6 +34,7 @@ export class SettingsModule {
       { provide: VIDEO_SETTINGS, useValue: options.video },
       { provide: CONSOLE_SETTINGS, useValue: options.console },
       { provide: RATE_LIMIT_SETTINGS, useValue: options.rateLimits },
+      { provide: REPLICA_LIMIT_SETTINGS, useValue: options.replicaLimits },
       { provide: ALERT_SETTINGS, useValue: options.alerts },
       Clock,
     ];

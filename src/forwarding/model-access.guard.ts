@@ -11,6 +11,7 @@ import { FormPart, formBoundary, parseForm, partText } from '../request-body/mul
 import { mayUseModel, Principal } from '../auth/principal';
 import { QuotaService } from '../metering/quota.service';
 import { Admission, RateLimiter } from '../governance/rate-limiter';
+import { ReplicaLimits } from '../governance/replica-limits';
 import { CatalogService } from '../catalog/catalog.service';
 import { ENTRY_METADATA, EntryDeclaration } from './entry.decorator';
 import { isTranslatableEntry, TextProtocol, translationTarget } from '../translation/translation-routes';
@@ -20,10 +21,12 @@ import { endUserOf, endUserOfForm, TAGS_HEADER, tagsOf } from './call-labels';
  * Admits a model call: the body is a JSON object without repeated top-level fields and with a
  * string `model` (or, where the route allows, a valid multipart form with one `model` field, or
  * the model named in the path); the model exists (404), the key may use it (403), the model offers
- * the entry's interface (400), the owner's budget is not used up (402), and no rate limit of the
- * key or its owner is reached (429; an admitted call counts at once). A bad `X-Gateway-Tags`
- * is a 400 too. Runs after ApiKeyGuard; the scan is kept on the request so nothing parses the
- * body again, with the call's tags and end user (call-labels.ts) for its usage record.
+ * the entry's interface (400), a streaming call finds room among the replica's streams (503 over
+ * `MAX_STREAMS`; asked before budgets and rate limits, so a refused stream counts against neither),
+ * the owner's budget is not used up (402), and no rate limit of the key or its owner is reached
+ * (429; an admitted call counts at once). A bad `X-Gateway-Tags` is a 400 too. Runs after
+ * ApiKeyGuard; the scan is kept on the request so nothing parses the body again, with the call's
+ * tags and end user (call-labels.ts) for its usage record.
  */
 @Injectable()
 export class ModelAccessGuard implements CanActivate {
@@ -32,6 +35,7 @@ export class ModelAccessGuard implements CanActivate {
     private readonly catalog: CatalogService,
     private readonly quota: QuotaService,
     private readonly limiter: RateLimiter,
+    private readonly replica: ReplicaLimits,
   ) {}
 
   /** Synchronous when the owner's balance is cached (Nest awaits only what is not a boolean): it runs on every call. */
@@ -46,6 +50,8 @@ export class ModelAccessGuard implements CanActivate {
     const model = this.resolve(read.modelId, request);
     const translateTo = this.upstreamProtocol(model, declaration);
     const principal = request.principal!;
+    // Counted from here until the response closes, however the call ends (a 402 or 429 below included).
+    if (read.stream) this.replica.openStream(request, context.switchToHttp().getResponse<FastifyReply>().raw);
     const admitted = this.quota.admit(principal);
     const enter = (): true => {
       request.call = {

@@ -64,5 +64,7 @@ declare module 'fastify' {
     errorCode?: string;
     /** The ids of the call's server span, set at arrival while tracing is on (observability/tracing.ts). */
     trace?: CallTrace;
+    /** A streaming call counted among the replica's streams (ReplicaLimits) until its response closes. */
+    streamOpen: boolean;
   }
 }

@@ -1,10 +1,12 @@
 import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino from 'pino';
 import type { RecordedCall } from '../forwarding/request-state';
 import type { CallFacts } from './call-facts';
 import { CallTelemetry, type CallTracer } from './call-telemetry';
 import type { GatewayMetrics } from './gateway-metrics';
+import { ReplicaLimits } from '../governance/replica-limits';
 
 /** A raw response: emits `close`, knows whether it finished. */
 class FakeResponse extends EventEmitter {
@@ -26,6 +28,7 @@ class FakeResponse extends EventEmitter {
 
 interface Fixture {
   telemetry: CallTelemetry;
+  replica: ReplicaLimits;
   reported: CallFacts[];
   /** How often the request-in-flight count went up. */
   started: { count: number };
@@ -54,7 +57,8 @@ function fixture(route = '/v1/chat/completions'): Fixture {
     startedAt: performance.now(),
   } as unknown as FastifyRequest;
   const reply = { raw: response } as unknown as FastifyReply;
-  return { telemetry: new CallTelemetry(metrics, log), reported, started, lines, request, reply, response };
+  const replica = new ReplicaLimits({ maxClientConnections: 0, maxStreams: 1 });
+  return { telemetry: new CallTelemetry(metrics, log, replica), replica, reported, started, lines, request, reply, response };
 }
 
 const RECORD: RecordedCall = {
@@ -137,6 +141,23 @@ describe(CallTelemetry.name, () => {
     expect(probe.started.count).toBe(0);
     expect(probe.reported).toEqual([]);
     expect(probe.lines).toEqual([]);
+  });
+
+  it("ends a streaming call's count among the replica's streams when its response closes, before its upstream exchange has ended", () => {
+    const { telemetry, replica, request, reply, response } = fixture();
+    telemetry.requestStarted(request, reply);
+    replica.openStream(request, response as unknown as ServerResponse);
+    telemetry.upstreamStarted(request);
+    expect(replica.streams).toBe(1);
+
+    response.abort();
+    expect([replica.streams, request.streamOpen]).toEqual([0, false]);
+    // A second close (none comes, but a report that waits for the upstream must not end it again).
+    telemetry.upstreamEnded(request, reply);
+    response.emit('close');
+    expect(replica.streams).toBe(0);
+    // The room is free again: the next stream is admitted.
+    expect(() => replica.openStream({} as FastifyRequest, { closed: false } as ServerResponse)).not.toThrow();
   });
 
   it('never throws from a close listener: a failing report is logged', () => {

@@ -8,6 +8,7 @@ import { callLogLevel, callLogLine, callLogText, GATEWAY_LOG } from './call-log'
 import { GatewayMetrics } from './gateway-metrics';
 import { endedAt } from '../common/timed-response';
 import type { CallTrace } from './trace-ids';
+import { ReplicaLimits } from '../governance/replica-limits';
 
 /** What CallTelemetry asks of traces (tracing.ts makes it when an OTLP endpoint is set). */
 export interface CallTracer {
@@ -26,8 +27,10 @@ export interface CallTracer {
  * even completes and is billed), and the report waits for the call's record.
  *
  * On the request path this costs a `close` listener per request and a few field writes;
- * the report itself reads fields the request already carries. With tracing off (no
- * `tracer`) tracing costs an undefined check at arrival, at the upstream end and at the report.
+ * the report itself reads fields the request already carries. The same listener ends a
+ * streaming call's count among the replica's streams (ReplicaLimits), which needs none of its
+ * own. With tracing off (no `tracer`) tracing costs an undefined check at arrival, at the
+ * upstream end and at the report.
  */
 @Injectable()
 export class CallTelemetry {
@@ -40,6 +43,7 @@ export class CallTelemetry {
   constructor(
     private readonly metrics: GatewayMetrics,
     @Inject(GATEWAY_LOG) private readonly log: Logger,
+    private readonly replica: ReplicaLimits,
   ) {
     const internals = log as unknown as Record<symbol, unknown>;
     this.destination = internals[pino.symbols.streamSym] as DestinationStream;
@@ -80,6 +84,8 @@ export class CallTelemetry {
   }
 
   private responseClosed(request: FastifyRequest, reply: FastifyReply): void {
+    // The stream is over for the client (answered, or it left) even while its upstream exchange ends.
+    if (request.streamOpen) this.replica.streamEnded(request);
     const forwarded = request.forwarded;
     if (forwarded !== undefined && forwarded.upstreamEndedAt === undefined) {
       forwarded.responseClosed = true;

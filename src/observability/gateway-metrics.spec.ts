@@ -1,4 +1,6 @@
+import type { FastifyRequest } from 'fastify';
 import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { testPrincipal } from '../../test/support/principal';
 import { METERED_FIGURES } from '../config/metered-figures';
@@ -9,6 +11,7 @@ import { GatewayMetrics } from './gateway-metrics';
 import { Clock } from '../common/clock';
 import { RateLimiter } from '../governance/rate-limiter';
 import type { AlertDelivery } from '../governance/alert-delivery';
+import { ReplicaLimits } from '../governance/replica-limits';
 import { USAGE_UNITS } from './usage-units';
 import { callFacts } from '../../test/support/call-facts';
 
@@ -27,10 +30,11 @@ function metricsWith(
   query: () => Promise<unknown>,
   limiter = new RateLimiter(new Clock()),
   alerts = { outcomes: { delivered: 0, failed: 0 } } as AlertDelivery,
+  replica = new ReplicaLimits({ maxClientConnections: 0, maxStreams: 0 }),
 ): GatewayMetrics {
   const lines = { all: () => [], isCooling: () => false } as unknown as LineRegistry;
   const writer = { depth: 0, failedWrites: 0 } as unknown as UsageWriter;
-  return new GatewayMetrics(lines, writer, { query } as unknown as DataSource, limiter, alerts);
+  return new GatewayMetrics(lines, writer, { query } as unknown as DataSource, limiter, alerts, replica);
 }
 
 /** The sample lines of a metric, e.g. `gateway_cost_total{model="chat-model"} 1.5`. */
@@ -168,6 +172,28 @@ describe(GatewayMetrics.name, () => {
     for (let refused = 0; refused < 2; refused++) expect(() => limiter.admit(principal, 'messages')).toThrow('limit of 1 requests per minute');
 
     expect(await samples(metrics, 'gateway_rate_limited_total')).toEqual(['gateway_rate_limited_total{entry="messages",limit="requests_per_minute"} 2']);
+  });
+
+  it("shows the replica's open client connections and streams, and counts its refusals by limit (both shown from 0)", async () => {
+    const replica = new ReplicaLimits({ maxClientConnections: 0, maxStreams: 1 });
+    const metrics = metricsWith(async () => [], undefined, undefined, replica);
+    expect(await samples(metrics, 'gateway_replica_limited_total')).toEqual([
+      'gateway_replica_limited_total{limit="max_client_connections"} 0',
+      'gateway_replica_limited_total{limit="max_streams"} 0',
+    ]);
+
+    replica.connections = 3;
+    replica.openStream({} as FastifyRequest, { closed: false } as ServerResponse);
+    expect(() => replica.openStream({} as FastifyRequest, { closed: false } as ServerResponse)).toThrow('most streaming calls');
+    replica.connectionRefusal();
+    replica.connectionRefusal();
+
+    expect(await samples(metrics, 'gateway_client_connections')).toEqual(['gateway_client_connections 3']);
+    expect(await samples(metrics, 'gateway_in_flight_streams')).toEqual(['gateway_in_flight_streams 1']);
+    expect(await samples(metrics, 'gateway_replica_limited_total')).toEqual([
+      'gateway_replica_limited_total{limit="max_client_connections"} 2',
+      'gateway_replica_limited_total{limit="max_streams"} 1',
+    ]);
   });
 
   it('counts budget alert deliveries by outcome', async () => {

@@ -5,6 +5,7 @@ import type { UsageFigures } from '../metering/usage-figures';
 import { UsageWriter } from '../metering/usage-writer.service';
 import { AlertDelivery } from '../governance/alert-delivery';
 import { RateLimiter } from '../governance/rate-limiter';
+import { ReplicaLimits } from '../governance/replica-limits';
 import { ATTEMPT_OUTCOMES, AttemptOutcome, Line, LineRegistry } from '../upstream/line-registry';
 import { isFinalStatus } from '../video/video-task.entity';
 import type { Settlement } from '../video/video-task.entity';
@@ -107,6 +108,7 @@ export class GatewayMetrics {
     private readonly dataSource: DataSource,
     private readonly limiter: RateLimiter,
     private readonly alerts: AlertDelivery,
+    private readonly replica: ReplicaLimits,
   ) {
     collectDefaultMetrics({ register: this.registry });
     this.registerBuildInfo();
@@ -170,7 +172,7 @@ export class GatewayMetrics {
     }).set(buildInfoOf(process.env), 1);
   }
 
-  /** Metrics read when scraped: requests in flight, each line's state, the usage writer, the open video tasks. */
+  /** Metrics read when scraped: requests in flight, each line's state, the usage writer, the replica's limits, the open video tasks. */
   private registerScrapedState(): void {
     const inFlight = () => this.inFlightCount;
     new Gauge({
@@ -263,6 +265,33 @@ export class GatewayMetrics {
           const [entry, limit] = counter.split('\u0000');
           this.inc({ entry, limit }, count);
         }
+      },
+    });
+    const replica = this.replica;
+    new Gauge({
+      name: 'gateway_client_connections',
+      help: 'Client TCP connections open on this replica (MAX_CLIENT_CONNECTIONS limits them; a connection refused over it counts until it is closed).',
+      registers: [this.registry],
+      collect() {
+        this.set(replica.connections);
+      },
+    });
+    new Gauge({
+      name: 'gateway_in_flight_streams',
+      help: 'Streaming calls admitted on this replica whose response is not over (MAX_STREAMS limits them).',
+      registers: [this.registry],
+      collect() {
+        this.set(replica.streams);
+      },
+    });
+    new Counter({
+      name: 'gateway_replica_limited_total',
+      help: 'Requests refused with 503 because a limit of this replica was reached, by limit (max_client_connections: a request on a connection over MAX_CLIENT_CONNECTIONS, probes aside; max_streams: a streaming call over MAX_STREAMS).',
+      labelNames: ['limit'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [limit, count] of Object.entries(replica.refusals)) this.inc({ limit }, count);
       },
     });
     const deliveries = this.alerts.outcomes;
