@@ -364,6 +364,34 @@ describe('the operator console in a browser', () => {
     expect(Number((await adminGet('/admin/models/chat-model')).prices.output_tokens)).toBe(20);
   });
 
+  it("gives a model a long-context price tier in its tiers' JSON, and a long call is billed at it for the whole call", async () => {
+    await open(page, 'Models and lines');
+    const editTiers = async (tiers: string, version: number) => {
+      await page.getByRole('button', { name: 'Edit model chat-model' }).click();
+      const form = page.getByRole('form', { name: 'Edit model chat-model' });
+      const field = form.getByLabel('Price tiers (JSON)', { exact: true });
+      await field.fill(tiers);
+      if (version === 3) await photograph('model-tiers-form', field);
+      await form.getByRole('button', { name: 'Save model' }).click();
+      await page.getByText(`Model chat-model saved (version ${version}).`).waitFor();
+    };
+    await editTiers('[{"input_tokens_above": 5, "prices": {"input_tokens": "7", "output_tokens": "30"}}]', 3);
+    expect((await adminGet('/admin/models/chat-model')).price_tiers).toEqual([{ input_tokens_above: 5, prices: { input_tokens: '7', output_tokens: '30' } }]);
+
+    const { response } = await client(made.key)
+      .chat.completions.create({ model: 'chat-model', messages: [{ role: 'user', content: 'A prompt longer than five tokens, priced at the tier' }] })
+      .withResponse();
+    const record = await adminGet(`/admin/usage/${response.headers.get('x-request-id')}`);
+    // Per 1M tokens, in nano-units: the tier's input 7 and output 30 for the whole call.
+    expect(record.usage.input_tokens).toBeGreaterThan(5);
+    expect(BigInt(record.cost_nano)).toBe(
+      (BigInt(record.usage.input_tokens) * 7_000_000_000n + BigInt(record.usage.output_tokens) * 30_000_000_000n + 500_000n) / 1_000_000n,
+    );
+
+    await editTiers('[]', 4);
+    expect((await adminGet('/admin/models/chat-model')).price_tiers).toEqual([]);
+  });
+
   it('adds a model with its interface, line and price, which a key of every model can call at once', async () => {
     await page.getByText('Add a model').first().click();
     const form = page.getByRole('form', { name: 'Add a model' });
