@@ -62,7 +62,7 @@ describe('ForwardedCall records', () => {
       id: 'request-1',
       headers: {},
       startedAt: answerEnd - 40,
-      call: { model: { id: 'm', prices: {} }, stream: false } as unknown as AdmittedCall,
+      call: { model: { id: 'm', prices: {}, priceTiers: [] }, stream: false } as unknown as AdmittedCall,
       principal: { keyId: 'key-1', ownerId: 'owner-1' },
       forwarded: { upstreamStartedAt: answerEnd - 30, responseClosed: false },
     } as unknown as FastifyRequest;
