@@ -4,15 +4,17 @@
 // it to the same path on the upstream and writes the answer back as it arrives (SSE events
 // are passed on one by one). No auth, no metering, no logging, no translation.
 //
-// Usage: UPSTREAM_URL=http://127.0.0.1:PORT node bare-proxy.mjs [--port N]
+// Usage: UPSTREAM_URL=http://127.0.0.1:PORT node bare-proxy.mjs [--port N] [--connections N]
 // Port 0 (the default) takes a free port; the first line on stdout is `listening <port>`.
+// --connections: upstream sockets (256, the gateway's LINE_CONNECTIONS default); calls past
+// them wait for one.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '0' } } });
+const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, connections: { type: 'string', default: '256' } } });
 const upstream = new Pool(process.env.UPSTREAM_URL ?? 'http://127.0.0.1:18080', {
-  connections: 256,
+  connections: Math.max(1, Number(values.connections) || 256),
   keepAliveTimeout: 60_000,
   headersTimeout: 0,
   bodyTimeout: 0,

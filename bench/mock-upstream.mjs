@@ -11,16 +11,29 @@
 //                              answered with one small image and token usage
 //   GET  /stats                requests received, per caller key (Authorization bearer or
 //                              x-api-key, "none" without) and per model
+//   GET  /pacing               with --chunk-ms: how late the paced chunks went out (ms after
+//                              they were due: p50, p99, max) since the previous /pacing
 //
-// Usage: node mock-upstream.mjs [--port N] [--chunks N]. Port 0 (the default) takes a free
-// port; the first line on stdout is `listening <port>`.
+// Usage: node mock-upstream.mjs [--port N] [--chunks N] [--chunk-ms MS]. Port 0 (the default)
+// takes a free port; the first line on stdout is `listening <port>`.
+//
+// --chunk-ms 0 (the default) writes a stream's events as fast as the loop turns (one write per
+// event, setImmediate in between). --chunk-ms MS paces them like a model generating tokens: the
+// events before the first content chunk and that chunk go out with the headers, then one content
+// chunk every MS ms, the closing events with the last one (one write per content chunk). A
+// stream of --chunks 120 --chunk-ms 250 lasts 29.75 s (bench/long-streams.mjs). One shared
+// ticker writes every stream whose chunk is due, instead of a timer per stream.
 import http from 'node:http';
+import { createHistogram } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, chunks: { type: 'string', default: '20' } } });
+const { values } = parseArgs({
+  options: { port: { type: 'string', default: '0' }, chunks: { type: 'string', default: '20' }, 'chunk-ms': { type: 'string', default: '0' } },
+});
 const CHUNKS = Math.max(1, Number(values.chunks));
+const CHUNK_MS = Math.max(0, Number(values['chunk-ms']) || 0);
 
-const stats = { requests: 0, by_key: {}, by_model: {}, by_path: {}, aborted_streams: 0 };
+const stats = { requests: 0, by_key: {}, by_model: {}, by_path: {}, aborted_streams: 0, paced_streams_open: 0, paced_streams_open_max: 0 };
 const bump = (table, key) => {
   table[key] = (table[key] ?? 0) + 1;
 };
@@ -38,8 +51,10 @@ function json(res, status, text) {
 }
 
 // One socket write per event, yielding to the event loop in between, like tokens arriving.
-function sse(res, events) {
+// `lead`: how many events come before the first content chunk; `trail`: after the last one.
+function sse(res, events, lead, trail) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  if (CHUNK_MS > 0) return paced(res, events, lead, trail);
   let next = 0;
   const pump = () => {
     if (res.destroyed) {
@@ -83,7 +98,7 @@ function chat(res, body, promptTokens) {
     events.push(`${prefix}[],"usage":{"prompt_tokens":${promptTokens},"completion_tokens":${CHUNKS},"total_tokens":${promptTokens + CHUNKS}}}\n\n`);
   }
   events.push('data: [DONE]\n\n');
-  sse(res, events);
+  sse(res, events, 0, events.length - CHUNKS);
 }
 
 function messages(res, body, promptTokens) {
@@ -115,7 +130,61 @@ function messages(res, body, promptTokens) {
     event('message_delta', `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":${CHUNKS}}}`),
     event('message_stop', '{"type":"message_stop"}'),
   );
-  sse(res, events);
+  sse(res, events, 2, 3);
+}
+
+// ------------------------------------------------------------------ paced streams (--chunk-ms)
+// Every open paced stream: its remaining writes (content chunks, the first and last with the
+// events around them) and when the next one is due. One interval, running only while streams are
+// open, writes each stream whose time has come: a few thousand streams cost one timer, not a
+// few thousand.
+const TICK_MS = Math.max(1, Math.min(5, CHUNK_MS));
+const open = new Set();
+let ticker = null;
+const lateness = createHistogram(); // µs after its time each paced chunk went out (GET /pacing)
+
+function paced(res, events, lead, trail) {
+  if (lead + CHUNKS + trail !== events.length) throw new Error('paced stream: lead + chunks + trail must be every event');
+  const stream = { res, events, lead, next: 0, due: performance.now() };
+  open.add(stream);
+  stats.paced_streams_open = open.size;
+  stats.paced_streams_open_max = Math.max(stats.paced_streams_open_max, open.size);
+  writeDue(stream, stream.due); // the first content chunk goes out with the headers
+  ticker ??= setInterval(tick, TICK_MS);
+}
+
+/** Writes the stream's next content chunk when it is due; ends and forgets the stream after its last. */
+function writeDue(stream, now) {
+  if (stream.res.destroyed) {
+    stats.aborted_streams++;
+    return close(stream);
+  }
+  if (stream.due > now) return;
+  const { events, lead, next } = stream;
+  if (next > 0) lateness.record(Math.max(1, Math.round((now - stream.due) * 1000)));
+  const last = next === CHUNKS - 1;
+  // the first chunk carries the events before it, the last one those after it
+  stream.res.write(next === 0 || last ? events.slice(next === 0 ? 0 : lead + next, last ? events.length : lead + 1).join('') : events[lead + next]);
+  stream.next++;
+  stream.due += CHUNK_MS;
+  if (last) {
+    stream.res.end();
+    close(stream);
+  }
+}
+
+function close(stream) {
+  open.delete(stream);
+  stats.paced_streams_open = open.size;
+  if (open.size === 0 && ticker) {
+    clearInterval(ticker);
+    ticker = null;
+  }
+}
+
+function tick() {
+  const now = performance.now();
+  for (const stream of open) writeDue(stream, now);
 }
 
 const HANDLERS = { '/v1/chat/completions': chat, '/v1/messages': messages };
@@ -143,6 +212,12 @@ function imageEdit(req, res) {
 
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/stats') return json(res, 200, JSON.stringify(stats));
+  if (req.method === 'GET' && req.url === '/pacing') {
+    const ms = (us) => (lateness.count ? Math.round(us) / 1000 : null);
+    const late = { chunks: lateness.count, p50_ms: ms(lateness.percentile(50)), p99_ms: ms(lateness.percentile(99)), max_ms: ms(lateness.max) };
+    lateness.reset();
+    return json(res, 200, JSON.stringify(late));
+  }
   if (req.method === 'POST' && req.url === '/v1/images/edits') {
     stats.requests++;
     bump(stats.by_key, callerKey(req.headers));
@@ -173,5 +248,6 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 60_000;
-server.listen(Number(values.port), '127.0.0.1', () => console.log(`listening ${server.address().port}`));
+// A vendor takes thousands of new connections a second: a deeper accept queue than Node's 511.
+server.listen(Number(values.port), '127.0.0.1', 4096, () => console.log(`listening ${server.address().port}`));
 process.on('SIGTERM', () => process.exit(0));

@@ -15,12 +15,15 @@
  * records of owner `bench` were started since this process began, and their cost; `GET /memory`
  * answers `process.memoryUsage()` (the main thread's), and `POST /memory/collect` does so after
  * a full collection of the heaps of the main thread and of the embedded engine's worker (V8's
- * low-memory collection, the inspector's `collectGarbage`).
+ * low-memory collection, the inspector's `collectGarbage`). `GET /loop` answers the main
+ * thread's event-loop delay since the previous `/loop` (or since the start), in milliseconds
+ * (`perf_hooks.monitorEventLoopDelay`, resolution 10 ms), and starts a new measure.
  */
 import 'reflect-metadata';
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -71,13 +74,34 @@ ${process.env.BENCH_KEY_LIMITS ? `    limits: ${process.env.BENCH_KEY_LIMITS}\n`
 
 /**
  * The runner's side door: flush the usage writer, then count this process's records and audit
- * the owner's spend (`/usage`); the process's memory (`/memory`).
+ * the owner's spend (`/usage`); the process's memory (`/memory`); the event loop's delay (`/loop`).
  */
 function listenControl(app: NestFastifyApplication, port: number, since: Date): void {
   const writer = app.get(UsageWriter);
   const dataSource = app.get(DataSource);
   let collect: (() => Promise<number>) | undefined;
+  // How late a 10 ms timer of the main thread fires: how long the loop was kept from other work.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url === '/loop') {
+      // Each sample is the time from one timer callback to the next: 10 ms when nothing held the loop.
+      const ms = (ns: number) => (loopDelay.count > 0 ? Math.round(ns / 1e3) / 1e3 : null);
+      const body = JSON.stringify({
+        resolution_ms: 10,
+        samples: loopDelay.count,
+        min_ms: ms(loopDelay.min),
+        mean_ms: ms(loopDelay.mean),
+        p50_ms: ms(loopDelay.percentile(50)),
+        p90_ms: ms(loopDelay.percentile(90)),
+        p99_ms: ms(loopDelay.percentile(99)),
+        p999_ms: ms(loopDelay.percentile(99.9)),
+        max_ms: ms(loopDelay.max),
+      });
+      loopDelay.reset();
+      response.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      return;
+    }
     // The main thread's V8 heap and buffers (bench/memory.mjs samples them next to RSS).
     const answerMemory = (heapsCollected?: number) =>
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...process.memoryUsage(), heapsCollected }));
