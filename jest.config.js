@@ -8,7 +8,10 @@ process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'model-gateway-test-compile-ca
 
 module.exports = {
   rootDir: '.',
-  testEnvironment: 'node',
+  // Node's own realm, with packages loaded once per worker instead of once per test file; the
+  // gateway's modules and the tests still load fresh for each file (test/jest/).
+  testEnvironment: '<rootDir>/test/jest/node-realm-environment.js',
+  runtime: '<rootDir>/test/jest/shared-packages-runtime.js',
   moduleFileExtensions: ['ts', 'js', 'json'],
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/test/**/*.spec.ts'],
   // Transpile only, with swc: `npm test` type-checks the whole project with tsc before jest
