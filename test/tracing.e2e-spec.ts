@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { UpstreamSimulator } from './simulator/upstream-simulator';
+import { AdminService } from '../src/admin/admin.service';
+import { ADMIN_AUTH } from './support/admin-kit';
 import { GatewayHarness } from './support/gateway-harness';
 import { launchGateway } from './support/gateway-process';
 import { KEYS, VENDOR_KEY } from './support/test-config';
@@ -160,14 +162,14 @@ class LogCapture {
     this.text += chunk;
   }
 
-  /** The call line of a request id. */
-  line(requestId: string): Record<string, any> {
+  /** The line of a request id with that message: its call line by default. */
+  line(requestId: string, msg = 'call'): Record<string, any> {
     const lines = this.text
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as Record<string, any>);
-    const line = lines.find((parsed) => parsed.msg === 'call' && parsed.request_id === requestId);
-    if (!line) throw new Error(`no log line for ${requestId}`);
+    const line = lines.find((parsed) => parsed.msg === msg && parsed.request_id === requestId);
+    if (!line) throw new Error(`no "${msg}" log line for ${requestId}`);
     return line;
   }
 }
@@ -192,7 +194,7 @@ describe('traces', () => {
     const receiver = new OtlpReceiver();
     const log = new LogCapture();
     let gateway: GatewayHarness;
-    const ids = { chat: '', failover: '', translated: '', refused: '' };
+    const ids = { chat: '', failover: '', translated: '', refused: '', failed: '' };
     let exportsBeforeShutdown = -1;
 
     // The calls are made once, the gateway is shut down (which sends the waiting spans), then
@@ -220,6 +222,11 @@ describe('traces', () => {
       });
       expect(refused.status).toBe(401);
       ids.refused = refused.headers.get('x-request-id')!;
+      // An unexpected failure, written on an error line of its own beside its call line.
+      jest.spyOn(gateway.app.get(AdminService), 'owner').mockRejectedValueOnce(new TypeError('owner view lost a member'));
+      const failed = await fetch(`${gateway.url}/admin/owners/team-a`, { headers: { ...ADMIN_AUTH, traceparent: TRACEPARENT } });
+      expect(failed.status).toBe(500);
+      ids.failed = failed.headers.get('x-request-id')!;
 
       exportsBeforeShutdown = receiver.bodies.length;
       await gateway.stop();
@@ -325,6 +332,12 @@ describe('traces', () => {
         const { server } = receiver.call(requestId);
         expect(log.line(requestId)).toMatchObject({ trace_id: server.traceId, span_id: server.spanId });
       }
+    });
+
+    it('writes the trace id on the error line about a request too', () => {
+      const { server } = receiver.call(ids.failed);
+      expect(server.traceId).toBe(CLIENT_TRACE);
+      expect(log.line(ids.failed, 'request failed')).toMatchObject({ level: 50, trace_id: CLIENT_TRACE });
     });
 
     it('sends the vendor no trace context', () => {

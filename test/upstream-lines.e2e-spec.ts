@@ -78,6 +78,8 @@ models:${[
     model('renamed-messages-model', 'messages', 'line-a, { id: line-b, upstream_model: deployment-b }'),
     `${model('retry-model', 'chat_completions', 'line-a')}
     retry: { attempts: 2, backoff_ms: 10, max_backoff_ms: 2000 }`,
+    `${model('dead-retry-model', 'chat_completions', 'line-dead')}
+    retry: { attempts: 2, backoff_ms: 10, max_backoff_ms: 2000 }`,
   ].join('')}
 owners:
   - id: team-a
@@ -293,6 +295,18 @@ describe('upstream lines', () => {
       expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-a', status: 200, linesTried: ['line-a', 'line-a'] });
     });
 
+    it.each([429, 503])("retries a model's only line no earlier than a %d's Retry-After of 1 second, and records both attempts", async (status) => {
+      simulator.failNext(CHAT_PATH, { status, headers: { 'retry-after': '1' } });
+      const started = performance.now();
+
+      const answer = await post(CHAT_PATH, chatBody('retry-model'));
+
+      expect(answer.status).toBe(200);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(1_000);
+      expect(simulator.requests).toHaveLength(2);
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({ line: 'line-a', status: 200, linesTried: ['line-a', 'line-a'] });
+    });
+
     it('gives the last answer as it came once the retries are spent', async () => {
       simulator.failNext(CHAT_PATH, { status: 500 }, 3);
 
@@ -301,6 +315,25 @@ describe('upstream lines', () => {
       expect(answer.status).toBe(500);
       expect(simulator.requests).toHaveLength(3);
       expect(await harness.usageRecord(answer.requestId)).toMatchObject({ status: 500, linesTried: ['line-a', 'line-a', 'line-a'] });
+    });
+
+    it('retries a refused connection, though the line cools down for other calls, and records every attempt', async () => {
+      passCooldown();
+
+      const answer = await post(CHAT_PATH, chatBody('dead-retry-model'));
+
+      expect(answer.status).toBe(502);
+      expect(JSON.parse(answer.text).error.code).toBe('upstream_failed');
+      expect(await harness.usageRecord(answer.requestId)).toMatchObject({
+        line: 'line-dead',
+        errorCode: 'upstream_failed',
+        linesTried: ['line-dead', 'line-dead', 'line-dead'],
+      });
+      // The next call finds the line cooling: 503 at once, nothing tried.
+      const next = await post(CHAT_PATH, chatBody('dead-retry-model'));
+      expect(next.status).toBe(503);
+      expect(await harness.usageRecord(next.requestId)).toBeNull();
+      passCooldown();
     });
 
     it('never retries once the first byte went to the client: a stream broken mid-way is recorded as broken', async () => {

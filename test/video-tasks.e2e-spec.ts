@@ -14,11 +14,30 @@ function videoBTokens(height: number, seconds: number): bigint {
   return BigInt(Math.round((width * height * 24 * seconds) / 1024));
 }
 
+/** The kit's models, and video-c-retry: video-c with a retry policy of its own, which a submit must never use. */
+function configYaml(simulator: string): string {
+  const yaml = videoConfigYaml(simulator);
+  const withRetryModel = yaml.replace(
+    '\nmodels:\n',
+    `
+models:
+  - id: video-c-retry
+    upstream_model: vendor-video-c-2
+    interfaces: [video_c]
+    lines: [line-a]
+    prices: { output_seconds: 0.05 }
+    retry: { attempts: 2, backoff_ms: 1, max_backoff_ms: 10 }
+`,
+  );
+  if (withRetryModel === yaml) throw new Error('videoConfigYaml has no models: list to add video-c-retry to');
+  return withRetryModel;
+}
+
 describe('video tasks', () => {
   let gateway: GatewayHarness;
 
   beforeAll(async () => {
-    gateway = await GatewayHarness.start({ configYaml: videoConfigYaml, settings: { video: VIDEO_TEST_SETTINGS } });
+    gateway = await GatewayHarness.start({ configYaml, settings: { video: VIDEO_TEST_SETTINGS } });
   });
 
   afterAll(async () => {
@@ -275,6 +294,26 @@ describe('video tasks', () => {
       expect(answer.body.error).toMatchObject({ code: 'upstream_failed' });
       expect(await ownerMoney(gateway, 'team-b')).toEqual(before);
       expect(await gateway.usageRecord(answer.headers.get('x-request-id')!)).toMatchObject({ status: 502, errorCode: 'upstream_no_task_id', costNano: 0n });
+    });
+
+    it('a submit answered 503 is sent once, even for a model that retries, and gets the reservation back', async () => {
+      const before = await ownerMoney(gateway, 'team-b');
+      gateway.simulator.failNext('/v2/video_generation', { status: 503, body: { base_resp: { status_code: 1002, status_msg: 'busy' } } });
+      const answer = await submitC(VIDEO_KEYS.teamB, { model: 'video-c-retry', duration: 8 });
+      const submits = gateway.simulator.requests.filter((request) => request.method === 'POST' && request.path === '/v2/video_generation');
+      expect(submits).toHaveLength(1);
+      expect(answer.status).toBe(503);
+      expect(await ownerMoney(gateway, 'team-b')).toEqual(before);
+      expect(await gateway.usageRecord(answer.headers.get('x-request-id')!)).toMatchObject({
+        interface: 'video_c',
+        status: 503,
+        costNano: 0n,
+        linesTried: null,
+      });
+      const [{ count }] = await gateway.dataSource.query(
+        `SELECT count(*)::int AS count FROM video_task WHERE owner_id = 'team-b' AND upstream_task_id IS NULL`,
+      );
+      expect(count).toBe(0);
     });
 
     it("an upstream refusing the gateway's credentials on submit gives 502 and the reservation back", async () => {

@@ -87,8 +87,14 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     const request = http.getRequest<FastifyRequest>();
     const error = toGatewayError(exception);
     if (error.code === 'internal_error') {
-      // Fields of the JSON line (nest-logger.ts): the request id finds it beside the call's own line.
-      this.logger.error({ msg: 'request failed', request_id: request.id, err: exception instanceof Error ? exception : String(exception) });
+      // Fields of the JSON line (nest-logger.ts): the request id (and the trace id while tracing
+      // is on) find it beside the call's own line.
+      this.logger.error({
+        msg: 'request failed',
+        request_id: request.id,
+        trace_id: request.trace?.traceId,
+        err: exception instanceof Error ? exception : String(exception),
+      });
     }
     sendGatewayError(request, http.getResponse<FastifyReply>(), error);
   }

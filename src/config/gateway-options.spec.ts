@@ -106,6 +106,43 @@ describe('defaultSettings MAX_CLIENT_CONNECTIONS and MAX_STREAMS', () => {
 });
 
 describe('processSettingsFrom PORT, HOST, SHUTDOWN_DRAIN_MS and SHUTDOWN_DELAY_MS', () => {
+describe('defaultSettings RETRY_ATTEMPTS, RETRY_BACKOFF_MS, RETRY_MAX_BACKOFF_MS and LINE_429_COOLDOWN_MAX_MS', () => {
+  it('does not retry, backs off from 250 ms up to 5 s and cools a 429 line for at most 60 s by default, unset or empty', () => {
+    const defaults = { attempts: 0, backoffMs: 250, maxBackoffMs: 5_000 };
+    expect(defaultSettings({}).lines.retry).toEqual(defaults);
+    expect(defaultSettings({}).lines.rateLimitCooldownMaxMs).toBe(60_000);
+    const empty = defaultSettings({ RETRY_ATTEMPTS: '', RETRY_BACKOFF_MS: '', RETRY_MAX_BACKOFF_MS: '', LINE_429_COOLDOWN_MAX_MS: '' });
+    expect(empty.lines.retry).toEqual(defaults);
+    expect(empty.lines.rateLimitCooldownMaxMs).toBe(60_000);
+  });
+
+  it('takes each from the environment; 10 attempts is the most, 0 a 429 cool-down of never', () => {
+    const settings = defaultSettings({ RETRY_ATTEMPTS: '3', RETRY_BACKOFF_MS: '100', RETRY_MAX_BACKOFF_MS: '2000', LINE_429_COOLDOWN_MAX_MS: '0' });
+    expect(settings.lines.retry).toEqual({ attempts: 3, backoffMs: 100, maxBackoffMs: 2_000 });
+    expect(settings.lines.rateLimitCooldownMaxMs).toBe(0);
+    expect(defaultSettings({ RETRY_ATTEMPTS: '10', LINE_429_COOLDOWN_MAX_MS: '120000' }).lines).toMatchObject({
+      retry: { attempts: 10 },
+      rateLimitCooldownMaxMs: 120_000,
+    });
+  });
+
+  it.each([
+    ['11', 'a whole number from 0 to 10'],
+    ['2.5', 'a whole number from 0 to 10'],
+    ['-1', 'a non-negative number'],
+    ['twice', 'a non-negative number'],
+  ])('refuses RETRY_ATTEMPTS=%s, naming the variable', (text, rule) => {
+    expect(() => defaultSettings({ RETRY_ATTEMPTS: text })).toThrow(`RETRY_ATTEMPTS must be ${rule}, got ${JSON.stringify(text)}`);
+  });
+
+  it.each(['RETRY_BACKOFF_MS', 'RETRY_MAX_BACKOFF_MS', 'LINE_429_COOLDOWN_MAX_MS'].flatMap((name) => ['-1', 'soon', 'Infinity'].map((text) => [name, text])))(
+    'refuses %s=%s, naming the variable',
+    (name, text) => {
+      expect(() => defaultSettings({ [name]: text })).toThrow(`${name} must be a non-negative number, got ${JSON.stringify(text)}`);
+    },
+  );
+});
+
   it('listens on 0.0.0.0:8080, drains for 30 s and starts draining at once by default', () => {
     const defaults = { port: 8080, host: '0.0.0.0', shutdownDrainMs: 30_000, shutdownDelayMs: 0 };
     expect(processSettingsFrom({})).toEqual(defaults);

@@ -99,7 +99,7 @@ export class CallTelemetry {
     try {
       this.reportFacts(request, reply);
     } catch (error) {
-      this.log.error({ request_id: request.id, err: error }, 'call not reported');
+      this.log.error({ request_id: request.id, trace_id: request.trace?.traceId, err: error }, 'call not reported');
     }
   }
 
@@ -120,7 +120,7 @@ export class CallTelemetry {
     try {
       tracer.record(request, facts);
     } catch (error) {
-      this.log.error({ request_id: request.id, err: error }, 'call not traced');
+      this.log.error({ request_id: request.id, trace_id: request.trace?.traceId, err: error }, 'call not traced');
     }
   }
 }

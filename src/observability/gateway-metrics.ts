@@ -214,7 +214,7 @@ export class GatewayMetrics {
     );
     byLineAndOutcome(
       'gateway_line_failovers_total',
-      "Attempts on the line after which the call went on to another line of its model, by the attempt's outcome.",
+      "Attempts on the line after which the call went on: to another line of its model, or to a retry, by the attempt's outcome.",
       (line) => line.failovers,
     );
     new Gauge({

@@ -4,12 +4,14 @@ import type { ModelConfig, UpstreamConfig } from '../config/gateway-config';
 import type { LineSettings } from '../config/settings/upstream.settings';
 import { AnswerBody } from './answer-body';
 import { CallAbort } from './call-abort';
-import { AttemptNote, ForwardFailure, ForwardRequest, ForwardService } from './forward.service';
+import { AttemptNote, ForwardRequest, ForwardService } from './forward.service';
 import { LineRegistry, Line } from './line-registry';
 import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './upstream-client';
 
 /** What a fake line answers: a status (with headers), or an error thrown as undici throws it. */
 type Answer = { status: number; headers?: Record<string, string> } | Error;
+
+const refused = (): Error => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
 
 const LINE_IDS = ['line-a', 'line-b', 'line-c'];
 
@@ -240,12 +242,46 @@ describe(ForwardService.name, () => {
       expect(sent).toHaveLength(1);
     });
 
-    it('ends retrying when every line is cooling: the refused connection is what the client gets', async () => {
+    it('retries a refused connection after the back-off, though the line cools down for other calls', async () => {
       const forward = service();
-      answers = { 'line-a': [Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })] };
-      const call = request({ retry: { attempts: 3, backoffMs: 1, maxBackoffMs: 10 } });
-      await expect(forward.open(call)).rejects.toBeInstanceOf(ForwardFailure);
-      expect(call.attempts.map((attempt) => attempt.outcome)).toEqual(['refused']);
+      answers = { 'line-a': [refused(), { status: 200 }] };
+      const call = request({ retry: { attempts: 2, backoffMs: 1, maxBackoffMs: 10 } });
+      expect((await forward.open(call)).statusCode).toBe(200);
+      expect(call.attempts.map((attempt) => attempt.outcome)).toEqual(['refused', 'answered']);
+      // Another call meets the cooling line and is answered 503 at once, without an attempt.
+      const other = request({});
+      await expect(forward.open(other)).rejects.toMatchObject({ code: 'service_unavailable' });
+      expect(other.attempts).toEqual([]);
+    });
+
+    it('gives the refused connection to the client once the retries are spent', async () => {
+      const forward = service();
+      answers = { 'line-a': [refused()], 'line-b': [refused()] };
+      const call = request({ lines: ['line-a', 'line-b'], retry: { attempts: 1, backoffMs: 1, maxBackoffMs: 10 } });
+      await expect(forward.open(call)).rejects.toMatchObject({ failure: 'refused', code: 'upstream_failed' });
+      expect(call.attempts.map((attempt) => [attempt.line, attempt.outcome])).toEqual([
+        ['line-a', 'refused'],
+        ['line-b', 'refused'],
+        ['line-a', 'refused'],
+        ['line-b', 'refused'],
+      ]);
+    });
+
+    it('does not retry a timeout: the call may have reached the vendor', async () => {
+      const forward = service();
+      answers = { 'line-a': [new errors.HeadersTimeoutError(), { status: 200 }] };
+      const call = request({ retry: { attempts: 2, backoffMs: 1, maxBackoffMs: 10 } });
+      await expect(forward.open(call)).rejects.toMatchObject({ failure: 'timeout' });
+      expect(sent).toHaveLength(1);
+    });
+
+    it('keeps a line another call found refusing out of a retry: only the lines that refused this call come back', async () => {
+      const forward = service();
+      registry.coolDown(registry.get('line-b'));
+      answers = { 'line-a': [refused(), { status: 200 }], 'line-b': [{ status: 200 }] };
+      const call = request({ lines: ['line-a', 'line-b'], retry: { attempts: 1, backoffMs: 1, maxBackoffMs: 10 } });
+      expect((await forward.open(call)).line.id).toBe('line-a');
+      expect(sent.map((each) => each.line)).toEqual(['line-a', 'line-a']);
     });
   });
 });

@@ -81,8 +81,10 @@ interface CallSoFar {
   previous?: { line: Line; outcome: AttemptOutcome };
   /** The longest pause an answer of the last pass asked for (`Retry-After`). */
   retryAfterMs: number;
-  /** The last pass met a failure a retry may get past: a reset, a 429 or a 5xx (not refused credentials). */
+  /** The last pass met a failure a retry may get past: a refused connection, a reset, a 429 or a 5xx (not refused credentials). */
   transient: boolean;
+  /** Lines that refused this call's connection: cooling for other calls, tried again by this call's retries. */
+  refused?: Line[];
 }
 
 /**
@@ -91,7 +93,9 @@ interface CallSoFar {
  * refused connection or a timeout cools the line and moves on (a body that stalls for
  * `timeout_ms` later cools it as well); a reset, a 429 or a 5xx before the first byte moves on.
  * When every line failed, the call is sent again after a back-off as often as the model's
- * `retry` allows; then the client gets the last upstream answer as it came.
+ * `retry` allows, a line that refused it included; then the client gets the last upstream
+ * answer as it came. A timeout is not retried: the call may have reached the vendor, and it
+ * has already waited the line's `timeout_ms`.
  */
 @Injectable()
 export class ForwardService {
@@ -110,7 +114,7 @@ export class ForwardService {
     const soFar: CallSoFar = { retryAfterMs: 0, transient: false };
     for (let retry = 0; ; retry++) {
       const finalPass = retry >= retries.attempts;
-      const answer = await this.pass(request, this.callOrder(request.model, retry > 0), finalPass, soFar);
+      const answer = await this.pass(request, this.callOrder(request.model, retry > 0, soFar.refused), finalPass, soFar);
       if (answer) return answer;
       const delayMs = finalPass || !soFar.transient ? undefined : retryDelayMs(retries, retry, soFar.retryAfterMs, this.random());
       if (delayMs === undefined || !(await this.pause(delayMs, request.signal))) break;
@@ -130,7 +134,7 @@ export class ForwardService {
   private async pass(request: ForwardRequest, candidates: readonly Line[], finalPass: boolean, soFar: CallSoFar): Promise<OpenedResponse | undefined> {
     for (let index = 0; index < candidates.length; index++) {
       const line = candidates[index];
-      if (line.isFull() || this.lines.isCooling(line)) continue;
+      if (line.isFull() || this.isCoolingFor(line, soFar.refused)) continue;
       if (soFar.previous) soFar.previous.line.failovers[soFar.previous.outcome] += 1;
       const started = performance.now();
       const outcome = await this.attempt(line, request, started);
@@ -140,6 +144,10 @@ export class ForwardService {
         soFar.previous = { line, outcome: outcome.failure.failure };
         if (outcome.failure.failure === 'aborted') throw outcome.failure;
         if (outcome.failure.failure === 'reset') soFar.transient = true;
+        if (outcome.failure.failure === 'refused') {
+          soFar.transient = true;
+          (soFar.refused ??= []).push(line);
+        }
         continue;
       }
       let answer = outcome.answer;
@@ -214,16 +222,17 @@ export class ForwardService {
    * that can take it now; those whose vendor asked for a pause (a 429's `Retry-After`) after the
    * others: skipped while another line can take the call, never taken away from it. The first
    * pass answers 503 at once when every line is cooling down, 429 when every line is full; a
-   * retry then ends with what the earlier passes met (an empty order).
+   * retry then ends with what the earlier passes met (an empty order). Lines that refused this
+   * call (`refused`) count as not cooling for its retries.
    */
-  private callOrder(model: ModelConfig, retry: boolean): readonly Line[] {
+  private callOrder(model: ModelConfig, retry: boolean, refused?: readonly Line[]): readonly Line[] {
     // A line removed from the catalog since the call was admitted is skipped.
     let lines: readonly Line[] = model.lines.flatMap((id) => this.lines.find(id) ?? []);
-    if (lines.every((line) => this.lines.isCooling(line))) {
+    if (lines.every((line) => this.isCoolingFor(line, refused))) {
       if (retry) return [];
       throw new GatewayError('service_unavailable', `No upstream line is available for model ${model.id}.`, 1);
     }
-    if (lines.every((line) => line.isFull() || this.lines.isCooling(line))) {
+    if (lines.every((line) => line.isFull() || this.isCoolingFor(line, refused))) {
       if (retry) return [];
       throw new GatewayError('rate_limit_exceeded', 'Every upstream line of this model is busy; retry later.', BUSY_RETRY_AFTER_SECONDS);
     }
@@ -231,6 +240,11 @@ export class ForwardService {
     if (model.lineWeights) lines = drawnFirst(lines, this.weightsOf(model, lines), (line) => this.canTake(line), this.random());
     if (!lines.some((line) => this.lines.isRateLimited(line))) return lines;
     return [...lines.filter((line) => !this.lines.isRateLimited(line)), ...lines.filter((line) => this.lines.isRateLimited(line))];
+  }
+
+  /** Cooling for this call: a line cooling because it refused this very call is tried again by its retries. */
+  private isCoolingFor(line: Line, refused: readonly Line[] | undefined): boolean {
+    return this.lines.isCooling(line) && (refused === undefined || !refused.includes(line));
   }
 
   private canTake(line: Line): boolean {

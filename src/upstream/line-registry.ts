@@ -17,7 +17,7 @@ function noAttempts(): Record<AttemptOutcome, number> {
 export class Line {
   /** Attempts sent to the line since it was made, by outcome (the metrics read them). */
   readonly attempts = noAttempts();
-  /** Attempts after which the call went on to another line of its model, by outcome. */
+  /** Attempts after which the call went on (to another line of its model, or to a retry), by outcome. */
   readonly failovers = noAttempts();
   inFlight = 0;
   coolingUntil = 0;

@@ -266,6 +266,7 @@ export class VideoTaskService {
       this.logger.warn({
         msg: `video task ${task.id}: could not record its state (${String(error)}); the reconciler will`,
         request_id: request.id,
+        trace_id: request.trace?.traceId,
         task_id: task.id,
         submit_request_id: task.submitRequestId,
       });
