@@ -6,7 +6,7 @@
 //
 // Usage: UPSTREAM_URL=http://127.0.0.1:PORT node bare-proxy.mjs [--port N] [--connections N]
 // Port 0 (the default) takes a free port; the first line on stdout is `listening <port>`.
-// --connections: upstream sockets (256, the gateway's LINE_CONNECTIONS default); calls past
+// --connections: upstream sockets (256; the gateway has no cap by default, LINE_CONNECTIONS 0); calls past
 // them wait for one.
 import http from 'node:http';
 import { parseArgs } from 'node:util';

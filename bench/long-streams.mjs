@@ -10,7 +10,7 @@
 // every content chunk's arrival noted. Per target: errors, usage records against calls, peak and
 // settled RSS, CPU per chunk, the gaps between chunks the client sees, the gateway's event-loop
 // delay; then the targets with met / NOT MET, the RSS slope from --small to --streams streams,
-// and the same chat scenario on a gateway with the default LINE_CONNECTIONS (256 sockets).
+// and the same chat scenario on a gateway with the default LINE_CONNECTIONS (no cap).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -42,7 +42,7 @@ const HELP = `Usage: npm run bench:streams [-- options]   (or: node bench/long-s
                            translated         responses on a messages-only model, --translated streams
                                               (the bare proxy passes the same messages streams through)
                            chat-default-pool  chat, --streams streams, on a second gateway with the
-                                              default LINE_CONNECTIONS (256 upstream sockets): gateway only
+                                              default LINE_CONNECTIONS (no cap on upstream sockets): gateway only
   --line-connections N   LINE_CONNECTIONS of the gateway and upstream sockets of the bare proxy
                          (default: the most streams of a scenario of the run)
   --database-url URL     run the gateway on this PostgreSQL database instead of the embedded one
@@ -93,7 +93,7 @@ const RAMP_S = wholeOption('ramp-seconds', 0);
 const SETTLE_S = wholeOption('settle-seconds', 0);
 const STREAM_S = ((CHUNKS - 1) * CHUNK_MS) / 1000; // the first chunk comes with the headers
 const PHASES = ['ramp', 'steady', 'ending']; // of a run, as the client splits its gaps (stream-client.mjs)
-const DEFAULT_LINE_CONNECTIONS = 256; // the gateway's LINE_CONNECTIONS default (src/config/gateway-options.ts)
+const DEFAULT_LINE_CONNECTIONS = 0; // the gateway's LINE_CONNECTIONS default, no cap (src/config/gateway-options.ts)
 const log = (line) => process.stderr.write(`[streams] ${line}\n`);
 
 // ------------------------------------------------------------------ the targets and their limits
@@ -236,6 +236,7 @@ function cpuTicks() {
   }
   return out;
 }
+const busySeconds = (before, after) => Object.keys(after).reduce((sum, k) => sum + after[k].busy - before[k].busy, 0) / CLK_TCK;
 function busyPercent(before, after) {
   return Object.fromEntries(
     Object.keys(after).map((k) => [k, Math.round((100 * (after[k].busy - before[k].busy)) / Math.max(1, after[k].total - before[k].total))]),
@@ -251,9 +252,10 @@ function rssOf(pid) {
 const mib = (bytes) => Math.round((bytes / 1048576) * 10) / 10;
 const round = (x, digits = 1) => (x == null || !Number.isFinite(x) ? null : Math.round(x * 10 ** digits) / 10 ** digits);
 
-// Every stream holds a socket in the client and two in a target (client side, upstream side), and
-// the simulator holds one per stream of the target loaded and of the idle one's kept-alive pool.
-const FILES_NEEDED = 2 * (MOST_STREAMS + Math.max(LINE_CONNECTIONS, MOST_STREAMS)) + 1024;
+// The limit is per process: a stream holds a socket in the client and two in a target (client
+// side, upstream side), and the simulator one per stream of the target loaded plus the idle
+// target's kept-alive pool; the busiest process needs two per stream.
+const FILES_NEEDED = 2 * MOST_STREAMS + 1024;
 function openFilesLimit() {
   const line = /^Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
   const value = (text) => (text === 'unlimited' ? Infinity : Number(text));
@@ -398,8 +400,19 @@ async function measure(scenario, target, mock) {
     peak = Math.max(peak, rssOf(pid));
   }, 100);
   const at = {};
-  const read = () => ({ cpu: groupCpu(pid), main: mainThreadCpu(pid), mock: groupCpu(mock.proc.pid), ticks: cpuTicks(), wall: Date.now() });
-  const waves = Math.ceil(scenario.streams / (target.lineConnections ?? LINE_CONNECTIONS));
+  // The idle target (and the first gateway's group until it is gone): ours too, for the machine's other load.
+  const others = processes.filter((p) => p !== target.proc && p !== mock.proc && !p.name.startsWith('client'));
+  const read = () => ({
+    cpu: groupCpu(pid),
+    main: mainThreadCpu(pid),
+    mock: groupCpu(mock.proc.pid),
+    others: others.reduce((sum, p) => sum + groupCpu(p.pid), 0),
+    runner: process.cpuUsage(),
+    ticks: cpuTicks(),
+    wall: Date.now(),
+  });
+  const cap = target.lineConnections ?? LINE_CONNECTIONS;
+  const waves = cap > 0 ? Math.ceil(scenario.streams / cap) : 1;
   const spec = {
     url: target.url + call.path,
     headers: headersFor(target.name, call),
@@ -452,6 +465,11 @@ async function measure(scenario, target, mock) {
     phaseNames.map((name, i) => [name, busyPercent(i === 0 ? at.start.ticks : phases[phaseNames[i - 1]].ticks, phases[name].ticks)]),
   );
   const tcp = Object.fromEntries(Object.keys(at.end.tcp).map((k) => [k, at.end.tcp[k] - at.start.tcp[k]]));
+  // The machine's busy time that none of this run's processes account for: a build, a test run beside it.
+  const runner = process.cpuUsage(at.start.runner);
+  const ours =
+    at.end.cpu - at.start.cpu + (at.end.mock - at.start.mock) + (at.end.others - at.start.others) + result.client_cpu_s + (runner.user + runner.system) / 1e6;
+  const otherLoad = (100 * (busySeconds(at.start.ticks, at.end.ticks) - ours)) / ((at.end.wall - at.start.wall) / 1000);
   const run = {
     scenario: scenario.name,
     kind: scenario.kind,
@@ -487,6 +505,7 @@ async function measure(scenario, target, mock) {
     harness_cpu_busy_pct: PIN ? busy[`cpu${HARNESS_CPU}`] : null,
     target_cpu_busy_pct: PIN ? busy[`cpu${TARGET_CPU}`] : null,
     cpu_busy_by_phase_pct: busyByPhase,
+    other_load_pct: Math.round(otherLoad), // of one CPU
     tcp, // the whole machine's: connections refused or reset for a full accept queue (the target's, or the simulator's)
   };
   log(
@@ -672,6 +691,10 @@ const signedTriple = (o) => (o ? ['p50', 'p99', 'max'].map((p) => signed(o[p])).
 /** What kept a run from measuring the target alone: a saturated CPU, streams that took longer than the simulator sends them. */
 function saturation(r, meta) {
   const flags = [];
+  if (r.other_load_pct >= 15)
+    flags.push(
+      `other load ${r.other_load_pct} % of a CPU${meta.database === 'postgresql' ? " (PostgreSQL's work is part of it)" : ''}: ${meta.database === 'postgresql' ? 'check for other work' : 'disturbed, rerun'}`,
+    );
   if (r.harness_cpu_busy_pct >= 90) flags.push(`harness CPU ${r.harness_cpu_busy_pct} % busy: the gaps are partly the harness's`);
   if (r.mock_lateness_ms.p99_ms > 10) flags.push(`the simulator sent 1 % of the chunks more than ${f(r.mock_lateness_ms.p99_ms)} ms late`);
   if (r.target_cpu_busy_pct >= 90) flags.push(`target CPU ${r.target_cpu_busy_pct} % busy: saturated`);
@@ -798,22 +821,25 @@ function report({ meta, summary, verdicts, audit, notes, runs }) {
 
   if (summary.pools) {
     const [wide, narrow] = summary.pools;
+    const sockets = (n) => (n > 0 ? n.toLocaleString('en-US') : '0 (no cap)');
     L.push(
-      `## LINE_CONNECTIONS ${wide.line_connections.toLocaleString('en-US')} against the default ${narrow.line_connections} (chat, ${narrow.streams.toLocaleString('en-US')} streams)`,
+      `## LINE_CONNECTIONS ${sockets(wide.line_connections)} against the default ${sockets(narrow.line_connections)} (chat, ${narrow.streams.toLocaleString('en-US')} streams)`,
       '',
       '| LINE_CONNECTIONS | errors | records / calls | streaming window s | headers p50 / p99 / max s | first chunk p50 / p99 / max s | peak RSS MiB | CPU µs/chunk | added gap p50 / p99 / max ms | loop delay p99 ms |',
       '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const r of [wide, narrow])
       L.push(
-        `| ${r.line_connections.toLocaleString('en-US')} | ${r.errors} | ${r.records} / ${r.calls_upstream} | ${f(r.window_s)} | ${triple(r.headers_ms, (x) => x / 1000)} | ${triple(r.first_chunk_ms, (x) => x / 1000)} | ` +
+        `| ${sockets(r.line_connections)} | ${r.errors} | ${r.records} / ${r.calls_upstream} | ${f(r.window_s)} | ${triple(r.headers_ms, (x) => x / 1000)} | ${triple(r.first_chunk_ms, (x) => x / 1000)} | ` +
           `${f(r.peak_rss_mib, 0)} | ${f(r.cpu_us_per_chunk)} | ${signedTriple(r.vs_bare?.added_gap_ms)} | ${f(loopLate(r, 'p99_ms'))} |`,
       );
-    L.push(
-      '',
-      `With ${narrow.line_connections} sockets a line carries ${narrow.line_connections} streams at a time: the others wait in the pool's queue, without an answer, until a stream ends.`,
-      '',
-    );
+    if (narrow.line_connections > 0)
+      L.push(
+        '',
+        `With ${sockets(narrow.line_connections)} sockets a line carries ${sockets(narrow.line_connections)} streams at a time: the others wait in the pool's queue, without an answer, until a stream ends.`,
+        '',
+      );
+    else L.push('');
   }
   for (const note of notes) L.push(`- ${note}`);
   return L.join('\n') + '\n';

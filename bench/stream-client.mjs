@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The load client of `npm run bench:streams` (bench/long-streams.mjs), a process of its own:
-// opens --streams streaming calls against one target, evenly over --ramp-seconds, keeps every one
-// open until its end and notes when each content chunk arrives (process.hrtime).
+// opens the spec's `streams` streaming calls against one target, evenly over `rampSeconds`, keeps
+// every one open until its end and notes when each content chunk arrives (process.hrtime).
 //
 //   node bench/stream-client.mjs --spec '{"url": …, "headers": …, "body": …, "kind": "chat", …}'
 //

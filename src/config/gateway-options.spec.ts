@@ -57,15 +57,14 @@ describe('defaultSettings BODY_SPOOL_ABOVE_BYTES and BODY_SPOOL_DIR', () => {
   });
 });
 
-describe('defaultSettings counts (batch sizes, connections), the ping interval and the rate-limit sync', () => {
-  const COUNTS = ['USAGE_BATCH_SIZE', 'USAGE_RETENTION_BATCH_SIZE', 'LINE_CONNECTIONS', 'VIDEO_CLAIM_BATCH_SIZE', 'PING_INTERVAL_MS', 'RATE_LIMIT_SYNC_MS'];
+describe('defaultSettings counts (batch sizes), the ping interval and the rate-limit sync', () => {
+  const COUNTS = ['USAGE_BATCH_SIZE', 'USAGE_RETENTION_BATCH_SIZE', 'VIDEO_CLAIM_BATCH_SIZE', 'PING_INTERVAL_MS', 'RATE_LIMIT_SYNC_MS'];
 
   it('writes usage in batches of up to 2,000 records by default, and takes each count from the environment', () => {
     expect(defaultSettings({}).usageWriter.batchSize).toBe(2_000);
     const settings = defaultSettings({
       USAGE_BATCH_SIZE: '1',
       USAGE_RETENTION_BATCH_SIZE: '7',
-      LINE_CONNECTIONS: '3',
       VIDEO_CLAIM_BATCH_SIZE: '4',
       PING_INTERVAL_MS: '250',
       RATE_LIMIT_SYNC_MS: '100',
@@ -73,11 +72,10 @@ describe('defaultSettings counts (batch sizes, connections), the ping interval a
     expect([
       settings.usageWriter.batchSize,
       settings.usageRetention.batchSize,
-      settings.lines.connections,
       settings.video.claimBatchSize,
       settings.translation.pingIntervalMs,
       settings.rateLimits.syncIntervalMs,
-    ]).toEqual([1, 7, 3, 4, 250, 100]);
+    ]).toEqual([1, 7, 4, 250, 100]);
     expect(defaultSettings({}).rateLimits.syncIntervalMs).toBe(250);
   });
 
@@ -86,18 +84,21 @@ describe('defaultSettings counts (batch sizes, connections), the ping interval a
   });
 });
 
-describe('defaultSettings MAX_CLIENT_CONNECTIONS and MAX_STREAMS', () => {
+describe('defaultSettings MAX_CLIENT_CONNECTIONS, MAX_STREAMS and LINE_CONNECTIONS', () => {
   it('sets no limit by default (0), unset or empty', () => {
     expect(defaultSettings({}).replicaLimits).toEqual({ maxClientConnections: 0, maxStreams: 0 });
+    expect(defaultSettings({}).lines.connections).toBe(0);
+    expect(defaultSettings({ LINE_CONNECTIONS: '' }).lines.connections).toBe(0);
     expect(defaultSettings({ MAX_CLIENT_CONNECTIONS: '', MAX_STREAMS: '' }).replicaLimits).toEqual({ maxClientConnections: 0, maxStreams: 0 });
   });
 
   it('takes whole numbers from the environment, 0 included', () => {
     expect(defaultSettings({ MAX_CLIENT_CONNECTIONS: '4000', MAX_STREAMS: '2500' }).replicaLimits).toEqual({ maxClientConnections: 4000, maxStreams: 2500 });
     expect(defaultSettings({ MAX_CLIENT_CONNECTIONS: '0', MAX_STREAMS: '1' }).replicaLimits).toEqual({ maxClientConnections: 0, maxStreams: 1 });
+    expect(defaultSettings({ LINE_CONNECTIONS: '3' }).lines.connections).toBe(3);
   });
 
-  it.each(['MAX_CLIENT_CONNECTIONS', 'MAX_STREAMS'].flatMap((name) => ['2.5', '-1', 'many', 'Infinity'].map((text) => [name, text])))(
+  it.each(['MAX_CLIENT_CONNECTIONS', 'MAX_STREAMS', 'LINE_CONNECTIONS'].flatMap((name) => ['2.5', '-1', 'many', 'Infinity'].map((text) => [name, text])))(
     'refuses %s=%s, naming the variable',
     (name, text) => {
       expect(() => defaultSettings({ [name]: text })).toThrow(new RegExp(`^${name} must be a (whole|non-negative) number`));
@@ -105,7 +106,6 @@ describe('defaultSettings MAX_CLIENT_CONNECTIONS and MAX_STREAMS', () => {
   );
 });
 
-describe('processSettingsFrom PORT, HOST, SHUTDOWN_DRAIN_MS and SHUTDOWN_DELAY_MS', () => {
 describe('defaultSettings RETRY_ATTEMPTS, RETRY_BACKOFF_MS, RETRY_MAX_BACKOFF_MS and LINE_429_COOLDOWN_MAX_MS', () => {
   it('does not retry, backs off from 250 ms up to 5 s and cools a 429 line for at most 60 s by default, unset or empty', () => {
     const defaults = { attempts: 0, backoffMs: 250, maxBackoffMs: 5_000 };
@@ -143,6 +143,7 @@ describe('defaultSettings RETRY_ATTEMPTS, RETRY_BACKOFF_MS, RETRY_MAX_BACKOFF_MS
   );
 });
 
+describe('processSettingsFrom PORT, HOST, SHUTDOWN_DRAIN_MS and SHUTDOWN_DELAY_MS', () => {
   it('listens on 0.0.0.0:8080, drains for 30 s and starts draining at once by default', () => {
     const defaults = { port: 8080, host: '0.0.0.0', shutdownDrainMs: 30_000, shutdownDelayMs: 0 };
     expect(processSettingsFrom({})).toEqual(defaults);

@@ -174,7 +174,7 @@ export function defaultSettings(env: NodeJS.ProcessEnv = {}): Omit<GatewayOption
     lines: {
       cooldownMs: numberFrom(env, 'LINE_COOLDOWN_MS', 10_000),
       rateLimitCooldownMaxMs: numberFrom(env, 'LINE_429_COOLDOWN_MAX_MS', 60_000),
-      connections: positiveWholeFrom(env, 'LINE_CONNECTIONS', 256),
+      connections: limitFrom(env, 'LINE_CONNECTIONS'),
       retry: {
         attempts: retryAttemptsFrom(env),
         backoffMs: numberFrom(env, 'RETRY_BACKOFF_MS', 250),

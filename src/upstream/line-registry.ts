@@ -83,7 +83,9 @@ export class LineRegistry implements OnModuleDestroy {
 
   private newLine(upstream: UpstreamConfig): Line {
     const pool = new Pool(upstream.baseUrl, {
-      connections: upstream.maxConcurrency ?? this.settings.connections,
+      // No cap by default (`LINE_CONNECTIONS` 0): a capped pool queues the calls past it for a
+      // socket, and behind long streams that wait is minutes (docs/performance.md "Long streams").
+      connections: upstream.maxConcurrency ?? (this.settings.connections || null),
       pipelining: 1,
       keepAliveTimeout: 30_000,
       connect: { timeout: Math.min(10_000, upstream.timeoutMs) },

@@ -5,7 +5,7 @@ export interface LineSettings {
   cooldownMs: number;
   /** The longest a line that answered 429 with `Retry-After` is put last among its model's lines; 0: never. */
   rateLimitCooldownMaxMs: number;
-  /** Keep-alive sockets per line. */
+  /** Sockets per line without `max_concurrency` (`LINE_CONNECTIONS`); 0: as many as its calls in flight need. */
   connections: number;
   /** Retries of a model that sets no `retry` of its own, and the fields one leaves out (RETRY_*). */
   retry: { attempts: number; backoffMs: number; maxBackoffMs: number };
