@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayEnv } from './gateway-env.mjs';
+import { summarizeProfile, topShares } from './profile-summary.mjs';
 import { freePort, waitForPort } from './ports.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -47,6 +48,8 @@ const HELP = `Usage: npm run bench:streams [-- options]   (or: node bench/long-s
                          (default: the most streams of a scenario of the run)
   --database-url URL     run the gateway on this PostgreSQL database instead of the embedded one
   --data-dir DIR         the embedded database's folder (default: data/ in the results folder)
+  --profile              V8 CPU profile of each gateway run's steady phase (all streams open), its
+                         self time by package and function in the results, the .cpuprofile beside
   --pin auto|on|off      taskset: client, simulator and runner on one CPU, the targets on another
                          (auto: when taskset exists and 2+ CPUs are allowed)
   --out DIR              results folder (default bench/results/streams-<timestamp>)
@@ -68,6 +71,7 @@ const { values: opt } = parseArgs({
     'database-url': { type: 'string' },
     'data-dir': { type: 'string' },
     pin: { type: 'string', default: 'auto' },
+    profile: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
@@ -349,6 +353,8 @@ async function startGateway(name, mockUrl, lineConnections) {
     DATA_DIR,
     DATABASE_URL: opt['database-url'] ?? '',
     ...(lineConnections ? { LINE_CONNECTIONS: String(lineConnections) } : {}),
+    // SIGUSR2 starts the profiler, the next writes the profile here (scripts/bench-gateway.ts).
+    ...(opt.profile ? { BENCH_CPU_PROFILE: path.join(OUT, `${name}.cpuprofile`) } : {}),
   };
   const proc = start(name, [path.join(ROOT, 'dist/scripts/bench-gateway.js')], {
     cpu: TARGET_CPU,
@@ -431,23 +437,32 @@ async function measure(scenario, target, mock) {
     phases[name] = { ticks: cpuTicks(), loop: gateway ? await getJson(`${target.control}/loop`) : null };
   };
   const phaseTimers = [];
+  const profiler = gateway && opt.profile && STREAM_S > RAMP_S ? steadyProfiler(target, scenario) : null;
   const result = await runClient(spec, {
     onStarted: async () => {
       at.start = { ...read(), tcp: tcpCounters() };
       if (STREAM_S > RAMP_S)
         phaseTimers.push(
-          setTimeout(() => phaseEnds('ramp'), RAMP_S * 1000),
-          setTimeout(() => phaseEnds('steady'), STREAM_S * 1000),
+          setTimeout(() => {
+            profiler?.start();
+            return phaseEnds('ramp');
+          }, RAMP_S * 1000),
+          setTimeout(() => {
+            profiler?.stop();
+            return phaseEnds('steady');
+          }, STREAM_S * 1000),
         );
     },
     onEnded: async () => {
       at.streamsEnded = { ticks: cpuTicks() };
+      profiler?.stop();
       await sleep(300); // the gateway's next usage batch, written after the last stream closed
       at.end = { ...read(), tcp: tcpCounters() };
       phaseTimers.forEach(clearTimeout);
       await phaseEnds(phases.steady ? 'ending' : 'whole');
     },
   });
+  const profile = profiler ? await profiler.summary() : null;
   await sleep(SETTLE_S * 1000);
   const settled = rssOf(pid);
   clearInterval(sampler);
@@ -507,6 +522,7 @@ async function measure(scenario, target, mock) {
     cpu_busy_by_phase_pct: busyByPhase,
     other_load_pct: Math.round(otherLoad), // of one CPU
     tcp, // the whole machine's: connections refused or reset for a full accept queue (the target's, or the simulator's)
+    profile, // --profile: the steady phase's self time by package and function
   };
   log(
     `${scenario.name} ${target.name}: ${run.completed}/${run.streams} complete, ${run.errors} errors${run.errors ? ` ${JSON.stringify(run.error_kinds)}` : ''}, ` +
@@ -514,6 +530,52 @@ async function measure(scenario, target, mock) {
       `${run.records === null ? '' : `records ${run.records} of ${run.streams} calls (${upstream} upstream), `}busy ${JSON.stringify(busy)}, window ${run.window_s} s`,
   );
   return run;
+}
+
+/**
+ * `--profile`: the gateway's V8 CPU profiler over one scenario's steady phase (SIGUSR2 to start
+ * and to stop, scripts/bench-gateway.ts), the profile kept as `<target>-<scenario>.cpuprofile`.
+ */
+function steadyProfiler(target, scenario) {
+  const written = path.join(OUT, `${target.name}.cpuprofile`);
+  const kept = path.join(OUT, `${target.name}-${scenario.name}.cpuprofile`);
+  let state = 'idle';
+  let startedAt = 0;
+  let seconds = 0;
+  return {
+    start() {
+      if (state !== 'idle') return;
+      fs.rmSync(written, { force: true });
+      process.kill(target.proc.pid, 'SIGUSR2');
+      state = 'running';
+      startedAt = Date.now();
+    },
+    stop() {
+      if (state !== 'running') return;
+      process.kill(target.proc.pid, 'SIGUSR2');
+      state = 'stopped';
+      seconds = (Date.now() - startedAt) / 1000;
+    },
+    async summary() {
+      if (state !== 'stopped') return null;
+      for (let waited = 0; !fs.existsSync(written) && waited < 30_000; waited += 100) await sleep(100);
+      await sleep(500); // written in one call, but not yet closed
+      fs.renameSync(written, kept);
+      const { total, packages, functions } = summarizeProfile(JSON.parse(fs.readFileSync(kept, 'utf8')));
+      // Shares of the main thread's busy time: the idle loop left out.
+      const idle = packages.get('((idle))') ?? 0;
+      packages.delete('((idle))');
+      functions.delete('(idle) ');
+      const share = (map, limit) => topShares(map, total - idle, limit).map(([name, percent]) => ({ name, percent: round(percent, 1) }));
+      return {
+        file: path.relative(ROOT, kept),
+        window_s: round(seconds, 1),
+        busy_s: round((total - idle) / 1e6, 1),
+        packages: share(packages, 12),
+        functions: share(functions, 25),
+      };
+    },
+  };
 }
 
 // ------------------------------------------------------------------ the run
@@ -840,6 +902,23 @@ function report({ meta, summary, verdicts, audit, notes, runs }) {
         '',
       );
     else L.push('');
+  }
+  for (const r of runs.filter((x) => x.profile)) {
+    const { profile } = r;
+    L.push(
+      `## Where the gateway's CPU went: ${scenarioLabel(r)}, steady phase`,
+      '',
+      `The main thread was busy ${profile.busy_s} s of ${profile.window_s} s (\`${profile.file}\`: Chrome DevTools or speedscope). Self time, in % of that:`,
+      '',
+      '| package | % | function | % |',
+      '|---|---:|---|---:|',
+    );
+    for (let i = 0; i < Math.max(profile.packages.length, profile.functions.length); i++) {
+      const p = profile.packages[i];
+      const fn = profile.functions[i];
+      L.push(`| ${p ? `${p.name} | ${p.percent}` : ' | '} | ${fn ? `${fn.name.replace(/\|/g, '\\|')} | ${fn.percent}` : ' | '} |`);
+    }
+    L.push('');
   }
   for (const note of notes) L.push(`- ${note}`);
   return L.join('\n') + '\n';

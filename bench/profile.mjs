@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, onEarlyExit, waitForPort } from './ports.mjs';
 import { gatewayEnv } from './gateway-env.mjs';
+import { summarizeProfile, topShares } from './profile-summary.mjs';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const { values: opt } = parseArgs({
@@ -129,56 +130,10 @@ if (!opt['data-dir']) fs.rmSync(path.join(OUT, 'data'), { recursive: true, force
 
 const file = path.basename(profileFile);
 const profile = JSON.parse(fs.readFileSync(profileFile, 'utf8'));
-const byId = new Map();
-const self = new Map();
-if (allocations) {
-  // A tree from `head`; each sample is one allocation (its size) at a node.
-  const visit = (node) => {
-    byId.set(node.id, node);
-    for (const child of node.children) visit(child);
-  };
-  visit(profile.head);
-  for (const sample of profile.samples) self.set(sample.nodeId, (self.get(sample.nodeId) ?? 0) + sample.size);
-} else {
-  for (const node of profile.nodes) byId.set(node.id, node);
-  const deltas = profile.timeDeltas;
-  for (let i = 0; i < profile.samples.length; i++) self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + (deltas[i] ?? 0));
-}
-const total = [...self.values()].reduce((a, b) => a + b, 0);
-
-function packageOf(url) {
-  if (!url) return '(native)';
-  const modules = url.lastIndexOf('node_modules/');
-  if (modules !== -1) {
-    const rest = url.slice(modules + 13).split('/');
-    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
-  }
-  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
-  if (url.includes('/dist/'))
-    return (
-      'gateway:' +
-      url
-        .slice(url.indexOf('/dist/') + 6)
-        .split('/')
-        .slice(0, 2)
-        .join('/')
-    );
-  return url;
-}
-const packages = new Map();
-const functions = new Map();
-for (const [id, time] of self) {
-  const frame = byId.get(id).callFrame;
-  const pkg = frame.url ? packageOf(frame.url) : `(${frame.functionName || 'program'})`;
-  packages.set(pkg, (packages.get(pkg) ?? 0) + time);
-  const name = `${frame.functionName || '(anonymous)'} ${frame.url ? `${packageOf(frame.url)}:${frame.lineNumber + 1}` : ''}`;
-  functions.set(name, (functions.get(name) ?? 0) + time);
-}
+const { total, packages, functions } = summarizeProfile(profile, { allocations });
 const print = (title, map, limit) => {
   console.log(`\n${title}`);
-  for (const [name, time] of [...map].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
-    console.log(`${((100 * time) / total).toFixed(1).padStart(5)} %  ${name}`);
-  }
+  for (const [name, share] of topShares(map, total, limit)) console.log(`${share.toFixed(1).padStart(5)} %  ${name}`);
 };
 const calls = Number(/(\d+) requests in/.exec(run.stdout)?.[1] ?? NaN);
 if (allocations) {
