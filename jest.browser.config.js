@@ -7,6 +7,9 @@ const base = require('./jest.config');
 
 module.exports = {
   ...base,
+  // One suite: loading packages once per worker (jest.config.js) saves nothing here.
+  testEnvironment: 'node',
+  runtime: undefined,
   testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'],
   testTimeout: 120000,
   maxWorkers: 1,

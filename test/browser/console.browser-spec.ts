@@ -8,6 +8,7 @@ import { UpstreamSimulator } from '../simulator/upstream-simulator';
 import { GatewayProcess, launchGateway } from '../support/gateway-process';
 import { KEYS, standardConfigYaml, VENDOR_KEY } from '../support/test-config';
 import { migratedFolder } from '../support/test-database';
+import { until } from '../support/until';
 
 /**
  * The operator console in a real browser (headless Chromium, Debian's package) against the
@@ -31,6 +32,13 @@ const PAGES = {
   audit: 'audit',
 } as const;
 const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
+
+/** The element `field` has the focus, once the page has moved it there (forms focus their first field after rendering). */
+async function expectFocused(page: Page, field: Locator): Promise<void> {
+  const id = await field.getAttribute('id');
+  await page.waitForFunction(`document.activeElement?.id === ${JSON.stringify(id)}`, undefined, { timeout: 10_000 }).catch(() => undefined);
+  expect(await page.evaluate('document.activeElement?.id')).toBe(id);
+}
 
 /** Serious and critical axe findings on the page as it is now, as readable lines. */
 async function accessibilityProblems(page: Page): Promise<string[]> {
@@ -141,7 +149,7 @@ describe('the operator console in a browser', () => {
     expectRefusalLogged(400, path);
     expect(await field.getAttribute('aria-invalid')).toBe('true');
     expect(await descriptionOf(field)).toContain(problem);
-    expect(await page.evaluate('document.activeElement?.id')).toBe(await field.getAttribute('id'));
+    await expectFocused(page, field);
   }
 
   /** The texts of the elements that describe a control (aria-describedby): its hints and problems. */
@@ -440,7 +448,7 @@ describe('the operator console in a browser', () => {
       expect(await descriptionOf(field)).toContain(problem);
     }
     expect(await descriptionOf(weightA)).toContain("a call's first line is drawn by weight");
-    expect(await page.evaluate('document.activeElement?.id')).toBe(await weightA.getAttribute('id'));
+    await expectFocused(page, weightA);
     expect(await lines.getAttribute('aria-invalid')).toBeNull();
     expect(await form.getByRole('alert').textContent()).toContain('2 fields need a change');
     expect((await adminGet('/admin/models/weighted-model')).error.code).toBe('not_found');
@@ -593,7 +601,7 @@ describe('the operator console in a browser', () => {
     const field = form.getByLabel('Requests per minute');
     // The form opens with the key's limits, its first field focused.
     expect(await field.inputValue()).toBe('1');
-    expect(await page.evaluate('document.activeElement?.id')).toBe(await field.getAttribute('id'));
+    await expectFocused(page, field);
     expect(await form.textContent()).toContain('at present: 600 requests/min · 200,000 tokens/min · 20 at once');
     await photograph('key-limits', form);
     await field.fill('');
@@ -722,7 +730,7 @@ describe('the operator console in a browser', () => {
     const field = form.getByLabel(`New budget of key ${budgeted.prefix}`);
     // The form opens with the key's budget, its field focused.
     expect(await field.inputValue()).toBe('0.0000001');
-    expect(await page.evaluate('document.activeElement?.id')).toBe(await field.getAttribute('id'));
+    await expectFocused(page, field);
     expect(await form.textContent()).toContain('Counted in the period of browser-team (Monthly, Europe/Berlin)');
     await photograph('key-budget', form);
     await field.fill('');
@@ -776,6 +784,8 @@ describe('the operator console in a browser', () => {
       .getByText(/needs GATEWAY_SECRET_KEY/)
       .first()
       .waitFor();
+    // The field is marked as the page re-renders with the refusal.
+    await until(async () => (await add.getByLabel('Vendor key').getAttribute('aria-invalid')) === 'true', 'the vendor key field to be marked');
     expect(await add.getByLabel('Vendor key').getAttribute('aria-invalid')).toBe('true');
     expectRefusalLogged(400, '/admin/upstreams');
     await add.getByLabel('Vendor key').fill('${TEST_VENDOR_KEY}');
@@ -832,6 +842,8 @@ describe('the operator console in a browser', () => {
     const detail = page.getByRole('region', { name: `Call ${requestId}` });
     await detail.getByRole('link', { name: 'app:search' }).waitFor();
     await detail.getByRole('link', { name: 'browser-user-1' }).click();
+    // The link fills the filter as the page re-renders.
+    await until(async () => (await filters.getByLabel('End user').inputValue()) === 'browser-user-1', 'the end-user filter to be filled');
     expect(await filters.getByLabel('End user').inputValue()).toBe('browser-user-1');
     await page.getByRole('button', { name: `Show call ${requestId}` }).waitFor();
 
