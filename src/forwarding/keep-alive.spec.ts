@@ -1,3 +1,7 @@
+/**
+ * @jest-environment node
+ */
+// Fakes timers: in jest's own sandbox (test/jest/shared-packages-runtime.js says why).
 import { KeepAlive } from './keep-alive';
 
 describe(KeepAlive.name, () => {

@@ -1,3 +1,7 @@
+/**
+ * @jest-environment node
+ */
+// Fakes timers: in jest's own sandbox (test/jest/shared-packages-runtime.js says why).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { AnswerAbandoned, AnswerBody, AnswerFlow } from './answer-body';

@@ -1,7 +1,7 @@
 // The test environment of `npm test`: Node's own global scope instead of a fresh vm context per
 // test file (see shared-packages-runtime.js for why). What a suite changes in that scope is put
 // back when it ends: the environment variables, process.exit, the console and any global it
-// added, and fake timers are uninstalled.
+// added. Fake timers are refused here: a file that fakes them runs in jest's own sandbox.
 const vm = require('node:vm');
 const { readFileSync, writeFileSync, existsSync } = require('node:fs');
 const { ModuleMocker } = require('jest-mock');
@@ -22,18 +22,33 @@ if (!Object.prototype.hasOwnProperty.call(globalThis, Symbol.for('jest-native-pr
 // Jest asks the environment for a vm context; the runtime runs code in Node's own instead.
 const unusedContext = vm.createContext();
 
+const SANDBOX_FOR_FAKE_TIMERS =
+  "Fake timers on Node's own global would stay in the clocks packages keep between test files: fake them in jest's own sandbox, with a `@jest-environment node` docblock (test/jest/shared-packages-runtime.js).";
+
+/** Refuses fake timers here, with the way to have them. */
+class RefusedLegacyFakeTimers extends LegacyFakeTimers {
+  useFakeTimers() {
+    throw new Error(SANDBOX_FOR_FAKE_TIMERS);
+  }
+}
+class RefusedModernFakeTimers extends ModernFakeTimers {
+  useFakeTimers() {
+    throw new Error(SANDBOX_FOR_FAKE_TIMERS);
+  }
+}
+
 class NodeRealmEnvironment {
   constructor(config) {
     const { projectConfig } = config;
     this.global = globalThis;
     this.moduleMocker = new ModuleMocker(globalThis);
-    this.fakeTimers = new LegacyFakeTimers({
+    this.fakeTimers = new RefusedLegacyFakeTimers({
       config: projectConfig,
       global: globalThis,
       moduleMocker: this.moduleMocker,
       timerConfig: { idToRef: (id) => ({ id, ref: () => this, unref: () => this }), refToId: (timer) => timer?.id },
     });
-    this.fakeTimersModern = new ModernFakeTimers({ config: projectConfig, global: globalThis });
+    this.fakeTimersModern = new RefusedModernFakeTimers({ config: projectConfig, global: globalThis });
   }
 
   async setup() {

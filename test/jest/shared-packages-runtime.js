@@ -2,7 +2,7 @@
 //
 // Jest evaluates every module again for each test file, in a fresh vm context. For an e2e suite
 // that is Nest, TypeORM, swagger and the three vendor SDKs before its first test: the largest
-// fixed cost of the suite (docs/testing.md, "Test time"). Here a package under node_modules is
+// fixed cost of the suite (README.md "Tests"). Here a package under node_modules is
 // loaded by Node's own require and kept for the worker's next test files, while the gateway's
 // modules and the tests still load fresh for each file, so no module state of ours crosses
 // files. Everything runs in Node's own realm (node-realm-environment.js), as in production: a
@@ -10,15 +10,24 @@
 // `instanceof` checks and the decorator metadata Nest reads need.
 //
 // Spies a file put on a package's objects (Logger.prototype, NestFactory) are restored when the
-// file ends.
+// file ends. A file that fakes timers runs in jest's own sandbox instead (a `@jest-environment
+// node` docblock, which this runtime honours by doing what jest-runtime does): fake timers on
+// Node's global would stay in the clocks packages keep between files (undici's timer wheel,
+// Node's fetch), and a later file's timeouts would never fire.
 const vm = require('node:vm');
 const Runtime = require('jest-runtime').default;
 
 const PACKAGE = /[\\/]node_modules[\\/]/;
 
 class SharedPackagesRuntime extends Runtime {
+  constructor(config, environment, ...rest) {
+    super(config, environment, ...rest);
+    /** False for a file in jest's own sandbox (a vm context): everything as jest-runtime does it. */
+    this.inNodeRealm = environment.global === globalThis;
+  }
+
   requireModule(from, moduleName, options, isRequireActual) {
-    if (moduleName && !options?.isInternalModule && !this._resolver.isCoreModule(moduleName)) {
+    if (this.inNodeRealm && moduleName && !options?.isInternalModule && !this._resolver.isCoreModule(moduleName)) {
       const path = this._resolveCjsModule(from, moduleName);
       if (PACKAGE.test(path)) return require(path);
     }
@@ -26,6 +35,7 @@ class SharedPackagesRuntime extends Runtime {
   }
 
   createScriptFromCode(source, filename) {
+    if (!this.inNodeRealm) return super.createScriptFromCode(source, filename);
     // `import()` in a test or the gateway's code is Node's own: packages are all it imports.
     const script = new vm.Script(this.wrapCodeInModuleWrapper(source), {
       filename,
