@@ -48,8 +48,9 @@ const HELP = `Usage: npm run bench:streams [-- options]   (or: node bench/long-s
                          (default: the most streams of a scenario of the run)
   --database-url URL     run the gateway on this PostgreSQL database instead of the embedded one
   --data-dir DIR         the embedded database's folder (default: data/ in the results folder)
-  --profile              V8 CPU profile of each gateway run's steady phase (all streams open), its
-                         self time by package and function in the results, the .cpuprofile beside
+  --profile              V8 CPU profiles of each gateway run, one per phase (ramp, steady, ending),
+                         self time by package and function in the results, the .cpuprofiles beside
+                         (the profiler's own cost is then in the run's figures)
   --pin auto|on|off      taskset: client, simulator and runner on one CPU, the targets on another
                          (auto: when taskset exists and 2+ CPUs are allowed)
   --out DIR              results folder (default bench/results/streams-<timestamp>)
@@ -437,32 +438,33 @@ async function measure(scenario, target, mock) {
     phases[name] = { ticks: cpuTicks(), loop: gateway ? await getJson(`${target.control}/loop`) : null };
   };
   const phaseTimers = [];
-  const profiler = gateway && opt.profile && STREAM_S > RAMP_S ? steadyProfiler(target, scenario) : null;
+  const profiler = gateway && opt.profile ? phaseProfiler(target, scenario) : null;
   const result = await runClient(spec, {
     onStarted: async () => {
       at.start = { ...read(), tcp: tcpCounters() };
+      profiler?.begin(STREAM_S > RAMP_S ? 'ramp' : 'whole');
       if (STREAM_S > RAMP_S)
         phaseTimers.push(
           setTimeout(() => {
-            profiler?.start();
+            profiler?.next('steady');
             return phaseEnds('ramp');
           }, RAMP_S * 1000),
           setTimeout(() => {
-            profiler?.stop();
+            profiler?.next('ending');
             return phaseEnds('steady');
           }, STREAM_S * 1000),
         );
     },
     onEnded: async () => {
       at.streamsEnded = { ticks: cpuTicks() };
-      profiler?.stop();
       await sleep(300); // the gateway's next usage batch, written after the last stream closed
       at.end = { ...read(), tcp: tcpCounters() };
       phaseTimers.forEach(clearTimeout);
+      profiler?.next(null);
       await phaseEnds(phases.steady ? 'ending' : 'whole');
     },
   });
-  const profile = profiler ? await profiler.summary() : null;
+  const profile = profiler ? await profiler.summaries() : null;
   await sleep(SETTLE_S * 1000);
   const settled = rssOf(pid);
   clearInterval(sampler);
@@ -522,7 +524,7 @@ async function measure(scenario, target, mock) {
     cpu_busy_by_phase_pct: busyByPhase,
     other_load_pct: Math.round(otherLoad), // of one CPU
     tcp, // the whole machine's: connections refused or reset for a full accept queue (the target's, or the simulator's)
-    profile, // --profile: the steady phase's self time by package and function
+    profile, // --profile: per phase, the main thread's self time by package and function
   };
   log(
     `${scenario.name} ${target.name}: ${run.completed}/${run.streams} complete, ${run.errors} errors${run.errors ? ` ${JSON.stringify(run.error_kinds)}` : ''}, ` +
@@ -533,48 +535,64 @@ async function measure(scenario, target, mock) {
 }
 
 /**
- * `--profile`: the gateway's V8 CPU profiler over one scenario's steady phase (SIGUSR2 to start
- * and to stop, scripts/bench-gateway.ts), the profile kept as `<target>-<scenario>.cpuprofile`.
+ * `--profile`: the gateway's V8 CPU profiler over each phase of one scenario (SIGUSR2 starts it
+ * and the next writes the profile, scripts/bench-gateway.ts), kept as
+ * `<target>-<scenario>-<phase>.cpuprofile`. Phases follow one another in a chain, so a profile is
+ * written and put aside before the next one starts.
  */
-function steadyProfiler(target, scenario) {
+function phaseProfiler(target, scenario) {
   const written = path.join(OUT, `${target.name}.cpuprofile`);
-  const kept = path.join(OUT, `${target.name}-${scenario.name}.cpuprofile`);
-  let state = 'idle';
-  let startedAt = 0;
-  let seconds = 0;
+  const kept = {};
+  let chain = Promise.resolve();
+  let current = null;
+  const signal = () => process.kill(target.proc.pid, 'SIGUSR2');
+  const start = (phase) => {
+    fs.rmSync(written, { force: true });
+    signal();
+    current = { phase, startedAt: Date.now() };
+  };
+  const stop = async () => {
+    const { phase, startedAt } = current;
+    current = null;
+    signal();
+    const seconds = (Date.now() - startedAt) / 1000;
+    for (let waited = 0; !fs.existsSync(written) && waited < 30_000; waited += 50) await sleep(50);
+    await sleep(200); // written in one call, but perhaps not yet closed
+    const file = path.join(OUT, `${target.name}-${scenario.name}-${phase}.cpuprofile`);
+    fs.renameSync(written, file);
+    kept[phase] = { file, seconds };
+  };
   return {
-    start() {
-      if (state !== 'idle') return;
-      fs.rmSync(written, { force: true });
-      process.kill(target.proc.pid, 'SIGUSR2');
-      state = 'running';
-      startedAt = Date.now();
+    begin(phase) {
+      chain = chain.then(() => start(phase));
     },
-    stop() {
-      if (state !== 'running') return;
-      process.kill(target.proc.pid, 'SIGUSR2');
-      state = 'stopped';
-      seconds = (Date.now() - startedAt) / 1000;
+    /** Ends the phase being profiled and begins `phase` (none: null). */
+    next(phase) {
+      chain = chain.then(async () => {
+        if (current) await stop();
+        if (phase) start(phase);
+      });
     },
-    async summary() {
-      if (state !== 'stopped') return null;
-      for (let waited = 0; !fs.existsSync(written) && waited < 30_000; waited += 100) await sleep(100);
-      await sleep(500); // written in one call, but not yet closed
-      fs.renameSync(written, kept);
-      const { total, packages, functions } = summarizeProfile(JSON.parse(fs.readFileSync(kept, 'utf8')));
-      // Shares of the main thread's busy time: the idle loop left out.
-      const idle = packages.get('((idle))') ?? 0;
-      packages.delete('((idle))');
-      functions.delete('(idle) ');
-      const share = (map, limit) => topShares(map, total - idle, limit).map(([name, percent]) => ({ name, percent: round(percent, 1) }));
-      return {
-        file: path.relative(ROOT, kept),
-        window_s: round(seconds, 1),
-        busy_s: round((total - idle) / 1e6, 1),
-        packages: share(packages, 12),
-        functions: share(functions, 25),
-      };
+    async summaries() {
+      await chain;
+      return Object.fromEntries(Object.entries(kept).map(([phase, { file, seconds }]) => [phase, summaryOf(file, seconds)]));
     },
+  };
+}
+
+/** A profile's self time by package and function, in shares of the main thread's busy time (the idle loop left out). */
+function summaryOf(file, seconds) {
+  const { total, packages, functions } = summarizeProfile(JSON.parse(fs.readFileSync(file, 'utf8')));
+  const idle = packages.get('((idle))') ?? 0;
+  packages.delete('((idle))');
+  functions.delete('(idle) ');
+  const share = (map, limit) => topShares(map, total - idle, limit).map(([name, percent]) => ({ name, percent: round(percent, 1) }));
+  return {
+    file: path.relative(ROOT, file),
+    window_s: round(seconds, 1),
+    busy_s: round((total - idle) / 1e6, 1),
+    packages: share(packages, 12),
+    functions: share(functions, 25),
   };
 }
 
@@ -903,23 +921,23 @@ function report({ meta, summary, verdicts, audit, notes, runs }) {
       );
     else L.push('');
   }
-  for (const r of runs.filter((x) => x.profile)) {
-    const { profile } = r;
-    L.push(
-      `## Where the gateway's CPU went: ${scenarioLabel(r)}, steady phase`,
-      '',
-      `The main thread was busy ${profile.busy_s} s of ${profile.window_s} s (\`${profile.file}\`: Chrome DevTools or speedscope). Self time, in % of that:`,
-      '',
-      '| package | % | function | % |',
-      '|---|---:|---|---:|',
-    );
-    for (let i = 0; i < Math.max(profile.packages.length, profile.functions.length); i++) {
-      const p = profile.packages[i];
-      const fn = profile.functions[i];
-      L.push(`| ${p ? `${p.name} | ${p.percent}` : ' | '} | ${fn ? `${fn.name.replace(/\|/g, '\\|')} | ${fn.percent}` : ' | '} |`);
+  for (const r of runs.filter((x) => x.profile))
+    for (const [phase, profile] of Object.entries(r.profile)) {
+      L.push(
+        `## Where the gateway's CPU went: ${scenarioLabel(r)}, ${phase}`,
+        '',
+        `The main thread was busy ${profile.busy_s} s of ${profile.window_s} s (\`${profile.file}\`: Chrome DevTools or speedscope). Self time, in % of that:`,
+        '',
+        '| package | % | function | % |',
+        '|---|---:|---|---:|',
+      );
+      for (let i = 0; i < Math.max(profile.packages.length, profile.functions.length); i++) {
+        const p = profile.packages[i];
+        const fn = profile.functions[i];
+        L.push(`| ${p ? `${p.name} | ${p.percent}` : ' | '} | ${fn ? `${fn.name.replace(/\|/g, '\\|')} | ${fn.percent}` : ' | '} |`);
+      }
+      L.push('');
     }
-    L.push('');
-  }
   for (const note of notes) L.push(`- ${note}`);
   return L.join('\n') + '\n';
 }
