@@ -22,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayEnv } from './gateway-env.mjs';
 import { summarizeProfile, topShares } from './profile-summary.mjs';
 import { freePort, waitForPort } from './ports.mjs';
+import { busyPercent, busySeconds, cpuTicks, groupCpu, mainThreadCpu, rssOf } from './proc-stats.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -188,34 +189,6 @@ if (PIN && (!has('taskset') || CPUS.length < 2)) fail('--pin on needs taskset an
 const HARNESS_CPU = PIN ? String(CPUS[0]) : null; // runner, client, simulator
 const TARGET_CPU = PIN ? String(CPUS[1]) : null; // the bare proxy and the gateway (one loaded at a time)
 
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-function statFields(file) {
-  const text = fs.readFileSync(file, 'utf8');
-  return text.slice(text.lastIndexOf(')') + 2).split(' '); // [2] pgrp, [11] utime, [12] stime
-}
-/** CPU seconds (user + system) of every live process in process group `pgid`. */
-function groupCpu(pgid) {
-  let ticks = 0;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (entry.charCodeAt(0) > 57) continue;
-    try {
-      const f = statFields(`/proc/${entry}/stat`);
-      if (Number(f[2]) === pgid) ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      /* gone */
-    }
-  }
-  return ticks / CLK_TCK;
-}
-/** CPU seconds of a process's main thread (the event loop), without its worker and helper threads. */
-function mainThreadCpu(pid) {
-  try {
-    const f = statFields(`/proc/${pid}/task/${pid}/stat`);
-    return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
 /**
  * The machine's TCP counters of full accept queues (/proc/net/netstat): ListenOverflows (a
  * handshake completed while the listener's queue was full: the client's ACK is dropped, or with
@@ -229,30 +202,6 @@ function tcpCounters() {
     .map((line) => line.split(/\s+/).slice(1));
   const pick = (name) => Number(values[names.indexOf(name)] ?? 0);
   return { listen_overflows: pick('ListenOverflows'), syncookies_sent: pick('SyncookiesSent'), syncookies_failed: pick('SyncookiesFailed') };
-}
-/** Per CPU: [busy, total] ticks from /proc/stat. */
-function cpuTicks() {
-  const out = {};
-  for (const line of fs.readFileSync('/proc/stat', 'utf8').split('\n')) {
-    const m = /^cpu(\d+) (.*)$/.exec(line);
-    if (!m) continue;
-    const [user, nice, system, idle, iowait = 0, irq = 0, softirq = 0, steal = 0] = m[2].trim().split(/\s+/).map(Number);
-    out[`cpu${m[1]}`] = { busy: user + nice + system + irq + softirq, total: user + nice + system + idle + iowait + irq + softirq + steal };
-  }
-  return out;
-}
-const busySeconds = (before, after) => Object.keys(after).reduce((sum, k) => sum + after[k].busy - before[k].busy, 0) / CLK_TCK;
-function busyPercent(before, after) {
-  return Object.fromEntries(
-    Object.keys(after).map((k) => [k, Math.round((100 * (after[k].busy - before[k].busy)) / Math.max(1, after[k].total - before[k].total))]),
-  );
-}
-function rssOf(pid) {
-  try {
-    return Number(/^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
-  } catch {
-    return 0;
-  }
 }
 const mib = (bytes) => Math.round((bytes / 1048576) * 10) / 10;
 const round = (x, digits = 1) => (x == null || !Number.isFinite(x) ? null : Math.round(x * 10 ** digits) / 10 ** digits);

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { gatewayEnv as gatewayEnvOf } from './gateway-env.mjs';
+import { busyPercent, busySeconds, cpuTicks, groupCpu, mainThreadCpu, ownCpu } from './proc-stats.mjs';
 import { judge, targetsTable } from './targets.mjs';
 import { probeFirstBytes } from './ttfb.mjs';
 
@@ -189,56 +190,6 @@ if (PIN && (!has('taskset') || CPUS.length < 2)) fail('--pin on needs taskset an
 const HARNESS_CPU = PIN ? String(CPUS[0]) : null; // runner, load generator, simulator
 const TARGET_CPU = PIN ? String(CPUS[1]) : null; // the target under load (only one target is loaded at a time)
 
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-function statFields(file) {
-  const text = fs.readFileSync(file, 'utf8');
-  return text.slice(text.lastIndexOf(')') + 2).split(' '); // [0] state, [2] pgrp, [11] utime, [12] stime, [13] cutime, [14] cstime
-}
-/** CPU seconds (user + system) of every live process in process group `pgid`. */
-function groupCpu(pgid) {
-  let ticks = 0;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (entry.charCodeAt(0) > 57) continue;
-    try {
-      const f = statFields(`/proc/${entry}/stat`);
-      if (Number(f[2]) === pgid) ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      /* gone */
-    }
-  }
-  return ticks / CLK_TCK;
-}
-/** CPU seconds of a process's main thread (the event loop), without its worker and helper threads. */
-function mainThreadCpu(pid) {
-  try {
-    const f = statFields(`/proc/${pid}/task/${pid}/stat`);
-    return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
-/** CPU seconds of this runner plus its reaped children (the load generator). */
-function ownCpu() {
-  const f = statFields('/proc/self/stat');
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / CLK_TCK;
-}
-/** Per CPU: [busy, total] ticks from /proc/stat. */
-function cpuTicks() {
-  const out = {};
-  for (const line of fs.readFileSync('/proc/stat', 'utf8').split('\n')) {
-    const m = /^cpu(\d+) (.*)$/.exec(line);
-    if (!m) continue;
-    const [user, nice, system, idle, iowait = 0, irq = 0, softirq = 0, steal = 0] = m[2].trim().split(/\s+/).map(Number);
-    out[`cpu${m[1]}`] = { busy: user + nice + system + irq + softirq, total: user + nice + system + idle + iowait + irq + softirq + steal };
-  }
-  return out;
-}
-function busyPercent(before, after) {
-  return Object.fromEntries(
-    Object.keys(after).map((k) => [k, round((100 * (after[k].busy - before[k].busy)) / Math.max(1, after[k].total - before[k].total), 0)]),
-  );
-}
-const busySeconds = (before, after) => Object.keys(after).reduce((sum, k) => sum + after[k].busy - before[k].busy, 0) / CLK_TCK;
 const round = (x, digits = 1) => (x == null || !Number.isFinite(x) ? null : Math.round(x * 10 ** digits) / 10 ** digits);
 
 // ------------------------------------------------------------------ processes
