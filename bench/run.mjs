@@ -36,9 +36,10 @@ const HELP = `Usage: npm run bench [-- options]     (or: node bench/run.mjs [opt
                          one of chat, chat-sse, messages, messages-sse, translated-sse and N the
                          concurrency: chat-c1,chat-c64,chat-sse-c64,messages-sse-c64,translated-sse-c64
   --database-url URL     run the gateway on this PostgreSQL database instead of the embedded one
-  --floor                a third target: the bare proxy's work on the gateway's stack (NestJS on
-                         Fastify, one controller, two guards; dist/scripts/bench-floor.js), so the
-                         table shows what the frameworks cost before the gateway does anything
+  --no-floor             leave out the third target, the bare proxy's work on the gateway's stack
+                         (NestJS on Fastify, one controller, two guards; dist/scripts/bench-floor.js):
+                         what the frameworks cost before the gateway does anything, and the base of
+                         the chat JSON targets (left out, those read "not measured")
   --data-dir DIR         the embedded database's folder (default: data/ in the results folder;
                          \`memory\` keeps it in memory, as the test suites do)
   --ttfb-seconds S       per stream scenario and target: seconds of sequential streams for the TTFB
@@ -52,6 +53,7 @@ const HELP = `Usage: npm run bench [-- options]     (or: node bench/run.mjs [opt
 `;
 
 const { values: opt } = parseArgs({
+  allowNegative: true,
   options: {
     help: { type: 'boolean', short: 'h' },
     quick: { type: 'boolean', default: false },
@@ -60,7 +62,7 @@ const { values: opt } = parseArgs({
     warmup: { type: 'string' },
     scenarios: { type: 'string', default: 'chat-c1,chat-c64,chat-sse-c64,messages-sse-c64,translated-sse-c64' },
     'database-url': { type: 'string' },
-    floor: { type: 'boolean', default: false },
+    floor: { type: 'boolean', default: true },
     'data-dir': { type: 'string' },
     'ttfb-seconds': { type: 'string' },
     chunks: { type: 'string', default: '20' },
@@ -666,6 +668,7 @@ function summarize(runs, ttfb, targets) {
     };
     const cells = targets.map(cell);
     const bare = cells[targets.findIndex((t) => t.name === 'bare-proxy')];
+    const floor = cells[targets.findIndex((t) => t.name === 'stack-floor')];
     for (const c of cells) {
       if (!c) continue;
       if (bare) {
@@ -673,9 +676,11 @@ function summarize(runs, ttfb, targets) {
           cpu_ratio: round(c.cpu_us_per_req / bare.cpu_us_per_req, 3),
           throughput_ratio: round(c.rps / bare.rps, 3),
           added_p50_ms: round(c.p50_ms - bare.p50_ms, 3),
+          added_p99_ms: round(c.p99_ms - bare.p99_ms, 3),
           added_ttfb_ms: c.ttfb_p50_ms != null && bare.ttfb_p50_ms != null ? round(c.ttfb_p50_ms - bare.ttfb_p50_ms, 3) : null,
         };
       }
+      if (floor) c.vs_floor = { cpu_ratio: round(c.cpu_us_per_req / floor.cpu_us_per_req, 3), throughput_ratio: round(c.rps / floor.rps, 3) };
       rows.push(c);
     }
   }
@@ -698,18 +703,18 @@ function report({ meta, checks, summary, verdicts, usage, notes }) {
   );
   if (meta.loadgen === 'autocannon') L.push('autocannon records whole milliseconds: sub-millisecond p50/p99 read as 0 or 1. Install wrk for latency.', '');
   L.push(
-    '| scenario | target | req/s | p50 ms | p99 ms | CPU µs/req | of it main thread | TTFB c=1 ms | CPU ÷ bare | req/s ÷ bare | +p50 ms | +TTFB ms | notes |',
+    '| scenario | target | req/s | p50 ms | p99 ms | CPU µs/req | of it main thread | TTFB c=1 ms | CPU ÷ bare | req/s ÷ bare | CPU ÷ floor | +p50 ms | +p99 ms | +TTFB ms | notes |',
   );
-  L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of summary) {
     const v = r.vs_bare ?? {};
     L.push(
       `| ${r.label} | ${r.target} | ${Math.round(r.rps).toLocaleString('en-US')} | ${f(r.p50_ms)} | ${f(r.p99_ms)} | ${f(r.cpu_us_per_req, 0)} | ${f(r.main_thread_cpu_us_per_req, 0)} | ${f(r.ttfb_p50_ms)} | ` +
-        `${ratio(v.cpu_ratio)} | ${ratio(v.throughput_ratio)} | ${signed(v.added_p50_ms)} | ${signed(v.added_ttfb_ms)} | ${r.flags.join('; ')} |`,
+        `${ratio(v.cpu_ratio)} | ${ratio(v.throughput_ratio)} | ${ratio(r.vs_floor?.cpu_ratio)} | ${signed(v.added_p50_ms)} | ${signed(v.added_p99_ms)} | ${signed(v.added_ttfb_ms)} | ${r.flags.join('; ')} |`,
     );
   }
   for (const [cell, outcome] of Object.entries(checks))
-    if (outcome !== 'ok') L.push(`| ${cell.replace('/', ' | ')} | skipped: ${outcome.replace(/\|/g, '/').slice(0, 160)} |||||||||||`);
+    if (outcome !== 'ok') L.push(`| ${cell.replace('/', ' | ')} | skipped: ${outcome.replace(/\|/g, '/').slice(0, 160)} |||||||||||||`);
   L.push('');
   if (summary.some((r) => r.scenario.startsWith('translated')))
     L.push(
