@@ -45,6 +45,11 @@ const HELP = `Usage: npm run bench:streams [-- options]   (or: node bench/long-s
                                               (the bare proxy passes the same messages streams through)
                            chat-default-pool  chat, --streams streams, on a second gateway with the
                                               default LINE_CONNECTIONS (no cap on upstream sockets): gateway only
+                         and, not in the default list:
+                           chat-hold          chat, --streams streams held open for --hold-minutes (each
+                                              stream that ends is followed by a new one): RSS every 10 s,
+                                              and after a full collection at the first minute and at the end
+  --hold-minutes M       how long chat-hold keeps its streams open (10; at least 2)
   --line-connections N   LINE_CONNECTIONS of the gateway and upstream sockets of the bare proxy
                          (default: the most streams of a scenario of the run)
   --database-url URL     run the gateway on this PostgreSQL database instead of the embedded one
@@ -69,6 +74,7 @@ const { values: opt } = parseArgs({
     'ramp-seconds': { type: 'string', default: '5' },
     'settle-seconds': { type: 'string', default: '10' },
     scenarios: { type: 'string', default: 'chat-small,chat,messages,translated,chat-default-pool' },
+    'hold-minutes': { type: 'string', default: '10' },
     'line-connections': { type: 'string' },
     'database-url': { type: 'string' },
     'data-dir': { type: 'string' },
@@ -97,6 +103,8 @@ const CHUNKS = wholeOption('chunks');
 const CHUNK_MS = wholeOption('chunk-ms');
 const RAMP_S = wholeOption('ramp-seconds', 0);
 const SETTLE_S = wholeOption('settle-seconds', 0);
+const HOLD_S = wholeOption('hold-minutes', 2) * 60;
+const HOLD_FIRST_S = 60; // chat-hold's first full collection: the streams of the ramp have begun to end and be followed
 const STREAM_S = ((CHUNKS - 1) * CHUNK_MS) / 1000; // the first chunk comes with the headers
 const PHASES = ['ramp', 'steady', 'ending']; // of a run, as the client splits its gaps (stream-client.mjs)
 const DEFAULT_LINE_CONNECTIONS = 0; // the gateway's LINE_CONNECTIONS default, no cap (src/config/gateway-options.ts)
@@ -109,6 +117,7 @@ const LIMITS = {
   peak_rss_mib: 1024,
   added_gap_p99_ms: 5,
   cpu_ratio: { chat: 2, messages: 2, translated: 4 },
+  hold_growth_pct: 10, // RSS after a full collection, at the hold's end against its first minute (as bench/memory.mjs judges)
 };
 
 const SCENARIOS = {
@@ -117,6 +126,7 @@ const SCENARIOS = {
   messages: { kind: 'messages', streams: STREAMS, targets: ['bare-proxy', 'gateway'] },
   translated: { kind: 'translated', streams: TRANSLATED, targets: ['bare-proxy', 'gateway'] },
   'chat-default-pool': { kind: 'chat', streams: STREAMS, targets: ['gateway-default-pool'] },
+  'chat-hold': { kind: 'chat', streams: STREAMS, targets: ['gateway'], holdSeconds: HOLD_S },
 };
 const RUN = opt.scenarios
   .split(',')
@@ -378,8 +388,11 @@ async function measure(scenario, target, mock) {
     chunks: CHUNKS,
     rampSeconds: RAMP_S,
     streamSeconds: STREAM_S,
-    timeoutSeconds: Math.ceil(RAMP_S + waves * STREAM_S * 4 + 120), // a saturated machine stretches the streams
+    holdSeconds: scenario.holdSeconds,
+    timeoutSeconds: Math.ceil(RAMP_S + (scenario.holdSeconds ?? 0) + waves * STREAM_S * 4 + 120), // a saturated machine stretches the streams
   };
+  const steadyEnd = Math.max(STREAM_S, scenario.holdSeconds ?? 0);
+  const hold = gateway && scenario.holdSeconds ? holdWatch(target, scenario.holdSeconds) : null;
   // By phase, as the client splits the gaps (while the streams are being opened, while all are
   // open, while they end): how busy each CPU was and the gateway's loop delay.
   const phases = {};
@@ -391,8 +404,8 @@ async function measure(scenario, target, mock) {
   const result = await runClient(spec, {
     onStarted: async () => {
       at.start = { ...read(), tcp: tcpCounters() };
-      profiler?.begin(STREAM_S > RAMP_S ? 'ramp' : 'whole');
-      if (STREAM_S > RAMP_S)
+      profiler?.begin(steadyEnd > RAMP_S ? 'ramp' : 'whole');
+      if (steadyEnd > RAMP_S)
         phaseTimers.push(
           setTimeout(() => {
             profiler?.next('steady');
@@ -401,14 +414,16 @@ async function measure(scenario, target, mock) {
           setTimeout(() => {
             profiler?.next('ending');
             return phaseEnds('steady');
-          }, STREAM_S * 1000),
+          }, steadyEnd * 1000),
         );
+      hold?.begin();
     },
     onEnded: async () => {
       at.streamsEnded = { ticks: cpuTicks() };
       await sleep(300); // the gateway's next usage batch, written after the last stream closed
       at.end = { ...read(), tcp: tcpCounters() };
       phaseTimers.forEach(clearTimeout);
+      hold?.stop();
       profiler?.next(null);
       await phaseEnds(phases.steady ? 'ending' : 'whole');
     },
@@ -474,6 +489,7 @@ async function measure(scenario, target, mock) {
     other_load_pct: Math.round(otherLoad), // of one CPU
     tcp, // the whole machine's: connections refused or reset for a full accept queue (the target's, or the simulator's)
     profile, // --profile: per phase, the main thread's self time by package and function
+    hold: hold ? await hold.figures() : null, // chat-hold: RSS over the hold
   };
   log(
     `${scenario.name} ${target.name}: ${run.completed}/${run.streams} complete, ${run.errors} errors${run.errors ? ` ${JSON.stringify(run.error_kinds)}` : ''}, ` +
@@ -481,6 +497,57 @@ async function measure(scenario, target, mock) {
       `${run.records === null ? '' : `records ${run.records} of ${run.streams} calls (${upstream} upstream), `}busy ${JSON.stringify(busy)}, window ${run.window_s} s`,
   );
   return run;
+}
+
+/**
+ * chat-hold: the gateway's RSS every 10 s while the streams are held open, and RSS and the main
+ * thread's heap after a full collection of every heap (`POST /memory/collect`, then 1 s for the
+ * sweeper to give pages back, as bench/memory.mjs reads them) at HOLD_FIRST_S and at the hold's
+ * end. The collections pause the gateway's loop: the gaps of this scenario are not its figure.
+ */
+function holdWatch(target, holdSeconds) {
+  const series = [];
+  const collected = {};
+  const timers = [];
+  let startedAt = 0;
+  const collect = async (name) => {
+    const t = (Date.now() - startedAt) / 1000;
+    const response = await fetch(`${target.control}/memory/collect`, { method: 'POST' });
+    const heap = await response.json();
+    await sleep(1000);
+    collected[name] = { at_s: round(t, 0), rss_mib: mib(rssOf(target.proc.pid)), heap_used_mib: mib(heap.heapUsed) };
+  };
+  let pending = [];
+  return {
+    begin() {
+      startedAt = Date.now();
+      timers.push(
+        setInterval(() => series.push([10 * (series.length + 1), mib(rssOf(target.proc.pid))]), 10_000),
+        setTimeout(() => pending.push(collect('first')), HOLD_FIRST_S * 1000),
+        setTimeout(() => pending.push(collect('end')), holdSeconds * 1000),
+      );
+    },
+    stop() {
+      timers.forEach((t) => (clearInterval(t), clearTimeout(t)));
+    },
+    async figures() {
+      await Promise.all(pending);
+      pending = [];
+      const { first, end } = collected;
+      // Least squares over the samples between the two collections: MiB per minute.
+      const inside = series.filter(([t]) => first && end && t >= first.at_s && t <= end.at_s);
+      const mean = (pick) => inside.reduce((sum, x) => sum + pick(x), 0) / inside.length;
+      const [mt, mr] = [mean(([t]) => t), mean(([, r]) => r)];
+      const slope = inside.reduce((sum, [t, r]) => sum + (t - mt) * (r - mr), 0) / inside.reduce((sum, [t]) => sum + (t - mt) ** 2, 0);
+      return {
+        seconds: holdSeconds,
+        rss_series: series,
+        collected,
+        growth_pct: first && end ? round((100 * (end.rss_mib - first.rss_mib)) / first.rss_mib, 1) : null,
+        slope_mib_per_min: inside.length >= 3 ? round(slope * 60, 2) : null,
+      };
+    },
+  };
 }
 
 /**
@@ -708,6 +775,20 @@ function judge(runs) {
       added === null ? null : added <= LIMITS.added_gap_p99_ms,
     );
   }
+  const held = runs.find((r) => r.scenario === 'chat-hold');
+  if (held) {
+    const label = `chat, ${held.streams.toLocaleString('en-US')} streams held ${held.hold.seconds / 60} min`;
+    const verdict = (target, value, limit, met) => verdicts.push({ scenario: 'chat-hold', label, target, value, limit, met: met ?? null });
+    const { first, end } = held.hold.collected;
+    verdict('errors', held.errors, '0', held.errors === LIMITS.errors);
+    verdict('every call recorded', `${held.records} of ${held.calls_upstream}`, 'all', held.records === held.calls_upstream);
+    verdict(
+      'RSS after a full collection, end against first minute',
+      held.hold.growth_pct === null ? null : `${f(first.rss_mib, 0)} → ${f(end.rss_mib, 0)} MiB (${signed(held.hold.growth_pct)} %)`,
+      `≤ +${LIMITS.hold_growth_pct} %`,
+      held.hold.growth_pct === null ? null : held.hold.growth_pct <= LIMITS.hold_growth_pct,
+    );
+  }
   return verdicts;
 }
 
@@ -729,7 +810,7 @@ function saturation(r, meta) {
   if (r.target_cpu_busy_pct >= 90) flags.push(`target CPU ${r.target_cpu_busy_pct} % busy: saturated`);
   const steadyBusy = PIN ? r.cpu_busy_by_phase_pct.steady?.[`cpu${TARGET_CPU}`] : undefined;
   if (steadyBusy >= 90 && r.target_cpu_busy_pct < 90) flags.push(`target CPU ${steadyBusy} % busy while every stream was open: saturated`);
-  const expected = meta.ramp_s + meta.stream_s;
+  const expected = meta.ramp_s + meta.stream_s + (r.hold?.seconds ?? 0);
   if (r.scenario !== 'chat-default-pool' && r.window_s > expected * 1.1) flags.push(`streams took ${f(r.window_s)} s against ${f(expected)} s: behind`);
   return flags;
 }
@@ -750,6 +831,7 @@ const scenarioLabel = (r) =>
     messages: 'messages',
     translated: r.target === 'bare-proxy' ? 'translated (bare: messages)' : 'translated (responses→messages)',
     'chat-default-pool': 'chat, default pool',
+    'chat-hold': `chat, held ${r.hold?.seconds / 60} min`,
   })[r.scenario];
 
 function report({ meta, summary, verdicts, audit, notes, runs }) {
@@ -788,7 +870,7 @@ function report({ meta, summary, verdicts, audit, notes, runs }) {
   const phased = runs.filter((r) => r.gaps_by_phase_ms.steady.count > 0);
   if (phased.length) {
     L.push(
-      `By phase: ramp (the first ${meta.ramp_s} s, streams being opened), steady (every stream open, up to ${meta.stream_s} s), ending (streams ending, usage records written):`,
+      `By phase: ramp (the first ${meta.ramp_s} s, streams being opened), steady (every stream open, up to ${meta.stream_s} s; a held scenario: to the hold's end), ending (streams ending, usage records written):`,
       '',
       '| scenario | target | streams | gap p99 ms: ramp / steady / ending | added p99 ms: ramp / steady / ending | loop delay p99 ms: ramp / steady / ending | loop delay max ms: ramp / steady / ending | target CPU busy %: ramp / steady / ending |',
       '|---|---|---:|---:|---:|---:|---:|---:|',
@@ -846,6 +928,24 @@ function report({ meta, summary, verdicts, audit, notes, runs }) {
         `| ${target} | ${s.streams.map((x) => x.toLocaleString('en-US')).join(' → ')} | ${s.peak_rss_mib.map((x) => f(x, 0)).join(' → ')} | ${f(s.kib_per_stream)} | ${s.cpu_us_per_chunk.map((x) => f(x)).join(' → ')} |`,
       );
     L.push('', 'Slope = (peak RSS at the larger run − peak RSS at the smaller) / (difference in streams).', '');
+  }
+
+  for (const r of runs.filter((x) => x.hold)) {
+    const { collected, rss_series: series, slope_mib_per_min: slope } = r.hold;
+    const minutes = series.filter(([t], i) => t % 60 === 0 || i === series.length - 1);
+    L.push(
+      `## ${r.streams.toLocaleString('en-US')} chat streams held open for ${r.hold.seconds / 60} minutes`,
+      '',
+      `${r.completed.toLocaleString('en-US')} streams in all, each followed by a new one as it ended. RSS after a full collection of every heap: ` +
+        `${f(collected.first?.rss_mib, 0)} MiB at ${collected.first?.at_s} s (heap ${f(collected.first?.heap_used_mib, 0)} MiB), ` +
+        `${f(collected.end?.rss_mib, 0)} MiB at ${collected.end?.at_s} s (heap ${f(collected.end?.heap_used_mib, 0)} MiB); ` +
+        `RSS between them ${signed(slope, 2)} MiB a minute (least squares over the 10 s samples). RSS by minute:`,
+      '',
+      `| s | ${minutes.map(([t]) => t).join(' | ')} |`,
+      `|---|${minutes.map(() => '---:').join('|')}|`,
+      `| RSS MiB | ${minutes.map(([, rss]) => f(rss, 0)).join(' | ')} |`,
+      '',
+    );
   }
 
   if (summary.pools) {

@@ -8,7 +8,9 @@
 // spec: url (the full URL), headers, body (a string), kind (chat | messages | responses: which
 // SSE events are content and which one ends the stream), streams, chunks (content chunks a
 // complete stream has), rampSeconds, streamSeconds (how long a stream lasts upstream),
-// timeoutSeconds (streams still open then are cut off and counted as errors).
+// timeoutSeconds (streams still open then are cut off and counted as errors), holdSeconds
+// (optional: until then, each stream that ends is followed by a new one, so `streams` stay open;
+// the run ends when the last of them has ended).
 //
 // stdout: `STARTED` when the first call goes out, `ENDED` when the last stream has ended (the
 // runner reads the targets' CPU at both), then one line of JSON with the figures. A stream is an
@@ -19,7 +21,8 @@
 // A chunk is a piece of the body as the socket delivers it (one `data` event) that holds at least
 // one content event; the gaps are the times between two such pieces of one stream. Their
 // percentiles are also given by phase, after when the later piece arrived: `ramp` (while streams
-// are being opened), `steady` (every stream open, none ended yet) and `ending` (streams ending).
+// are being opened), `steady` (every stream open, none ended yet; with a hold, until its end) and
+// `ending` (streams ending).
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -28,6 +31,7 @@ const { values } = parseArgs({ options: { spec: { type: 'string' } } });
 const spec = JSON.parse(values.spec);
 const { url, headers, body, kind, streams, chunks } = spec;
 const rampMs = spec.rampSeconds * 1000;
+const holdMs = (spec.holdSeconds ?? 0) * 1000;
 const target = new URL(url);
 
 /** What a content event and the end of a stream look like in each protocol's SSE body. */
@@ -45,9 +49,21 @@ const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();
 
-const gaps = new Float64Array(streams * Math.max(1, chunks)); // every gap of every stream, ms
+// Every gap of every stream, ms; a hold keeps an even sample of 4 million (64 MiB here; 10 minutes of 5,000 streams have 12 million).
+const gaps = new Float64Array(
+  Math.ceil(Math.min(4e6, (streams * Math.max(1, chunks) * (spec.streamSeconds + holdMs / 1000)) / Math.max(1, spec.streamSeconds))),
+);
 const gapAt = new Float64Array(gaps.length); // when each gap ended, ms from the start
 let gapCount = 0;
+let gapsSeen = 0;
+
+/** Notes a gap that ended at `at`; past the arrays' length, each gap replaces a kept one with the chance that keeps the sample even. */
+function noteGap(gap, at) {
+  const slot = gapsSeen++ < gaps.length ? gapCount++ : Math.floor(Math.random() * gapsSeen);
+  if (slot >= gaps.length) return;
+  gaps[slot] = gap;
+  gapAt[slot] = at;
+}
 const headersMs = []; // request sent → response headers
 const firstChunkMs = []; // request sent → first content chunk
 const errors = {};
@@ -77,7 +93,8 @@ function succeed(stream) {
 function settle() {
   finished++;
   openNow--;
-  if (finished === streams) finish();
+  if (holdMs > 0 && now() - started < holdMs) openStream();
+  else if (finished === opened && ramped === streams) finish();
 }
 
 /** Occurrences of `marker` in `text` that end past `from` (those before were counted with the previous piece). */
@@ -112,10 +129,7 @@ function openStream() {
       const found = count(text, CONTENT, from);
       if (found > 0) {
         if (stream.last === null) firstChunkMs.push(at - stream.sent);
-        else if (gapCount < gaps.length) {
-          gapAt[gapCount] = at - started;
-          gaps[gapCount++] = at - stream.last;
-        }
+        else noteGap(at - stream.last, at - started);
         stream.last = at;
         stream.contents += found;
         contentChunks += found;
@@ -151,7 +165,8 @@ function percentiles(values, length = values.length) {
 
 /** The gaps' percentiles by the phase of the run in which each ended. */
 function gapsByPhase() {
-  const phases = { ramp: [0, rampMs], steady: [rampMs, spec.streamSeconds * 1000], ending: [spec.streamSeconds * 1000, Infinity] };
+  const steadyEnd = Math.max(holdMs, spec.streamSeconds * 1000);
+  const phases = { ramp: [0, rampMs], steady: [rampMs, steadyEnd], ending: [steadyEnd, Infinity] };
   return Object.fromEntries(
     Object.entries(phases).map(([name, [from, to]]) => {
       const inPhase = [];
@@ -204,8 +219,9 @@ started = now();
 cpuAtStart = process.cpuUsage();
 process.stdout.write('STARTED\n');
 const spacing = rampMs / streams;
+let ramped = 0; // streams the ramp opened (a hold opens more as they end)
 const opener = setInterval(() => {
   const due = Math.min(streams, Math.floor((now() - started) / spacing) + 1);
-  while (opened < due) openStream();
-  if (opened === streams) clearInterval(opener);
+  for (; ramped < due; ramped++) openStream();
+  if (ramped === streams) clearInterval(opener);
 }, 1);
