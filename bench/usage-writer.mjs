@@ -33,7 +33,8 @@ const RECORDS = Number(opt.records);
 const { openDataSource } = require(path.join(ROOT, 'dist/src/database/data-source.js'));
 const { UsageWriter } = require(path.join(ROOT, 'dist/src/metering/usage-writer.service.js'));
 const { QuotaService } = require(path.join(ROOT, 'dist/src/metering/quota.service.js'));
-const { Clock } = require(path.join(ROOT, 'dist/src/auth/clock.js'));
+const { Clock } = require(path.join(ROOT, 'dist/src/common/clock.js'));
+const { RateLimiter } = require(path.join(ROOT, 'dist/src/governance/rate-limiter.js'));
 const { Client } = require('pg');
 
 /** A throwaway cluster as scripts/test-pg.sh makes one; returns its URL and a stop function. */
@@ -91,7 +92,10 @@ async function measure(settings) {
   for (const owner of owners) await dataSource.query(`INSERT INTO quota_owner (id, kind) VALUES ($1, 'project')`, [owner]);
   const clock = new Clock();
   const quota = new QuotaService(dataSource, clock, { balanceTtlMs: 1000 });
-  const writer = new UsageWriter(dataSource, quota, { flushIntervalMs: 200, batchSize: Number(opt['batch-size']), shutdownDeadlineMs: 10_000 });
+  // No alerts to deliver: the writer only nudges the delivery after a batch.
+  const alerts = { nudge: () => undefined };
+  const writerSettings = { flushIntervalMs: 200, batchSize: Number(opt['batch-size']), shutdownDeadlineMs: 10_000 };
+  const writer = new UsageWriter(dataSource, quota, new RateLimiter(clock), clock, alerts, writerSettings);
   const keyId = randomUUID();
   const start = performance.now();
   const now = Date.now();
@@ -115,6 +119,9 @@ async function measure(settings) {
       upstreamHeadersMs: 200,
       tags: null,
       endUser: null,
+      linesTried: null,
+      priceSheet: null,
+      priceBasis: null,
     });
     // Let the writer run while records keep coming, as they do under load.
     if (index % 5000 === 4999) await new Promise((resolve) => setImmediate(resolve));
