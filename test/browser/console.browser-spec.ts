@@ -33,11 +33,22 @@ const PAGES = {
 } as const;
 const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
 
-/** The element `field` has the focus, once the page has moved it there (forms focus their first field after rendering). */
+/**
+ * The element `field` has the focus, once the page has moved it there (forms focus their first
+ * field after rendering). Polled from here: `page.waitForFunction` polls by evaluating a string
+ * in the page, which the console's Content-Security-Policy refuses (and logs as an error) when
+ * the first check comes too early.
+ */
 async function expectFocused(page: Page, field: Locator): Promise<void> {
   const id = await field.getAttribute('id');
-  await page.waitForFunction(`document.activeElement?.id === ${JSON.stringify(id)}`, undefined, { timeout: 10_000 }).catch(() => undefined);
-  expect(await page.evaluate('document.activeElement?.id')).toBe(id);
+  const focused = () => page.evaluate('document.activeElement?.id') as Promise<string | undefined>;
+  const deadline = Date.now() + 10_000;
+  let current = await focused();
+  while (current !== id && Date.now() < deadline) {
+    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+    current = await focused();
+  }
+  expect(current).toBe(id);
 }
 
 /** Serious and critical axe findings on the page as it is now, as readable lines. */
