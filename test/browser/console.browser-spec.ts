@@ -33,22 +33,25 @@ const PAGES = {
 } as const;
 const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
 
+/** What `read` gives once it is `wanted`, or what it still gives after 10 s (read every 50 ms). */
+async function readUntil<T>(read: () => Promise<T>, wanted: T): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  let current = await read();
+  while (current !== wanted && Date.now() < deadline) {
+    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+    current = await read();
+  }
+  return current;
+}
+
 /**
  * The element `field` has the focus, once the page has moved it there (forms focus their first
- * field after rendering). Polled from here: `page.waitForFunction` polls by evaluating a string
- * in the page, which the console's Content-Security-Policy refuses (and logs as an error) when
- * the first check comes too early.
+ * field after rendering). Read from here: `page.waitForFunction` polls by evaluating a string in
+ * the page, which the console's Content-Security-Policy refuses (and logs as an error).
  */
 async function expectFocused(page: Page, field: Locator): Promise<void> {
   const id = await field.getAttribute('id');
-  const focused = () => page.evaluate('document.activeElement?.id') as Promise<string | undefined>;
-  const deadline = Date.now() + 10_000;
-  let current = await focused();
-  while (current !== id && Date.now() < deadline) {
-    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
-    current = await focused();
-  }
-  expect(current).toBe(id);
+  expect(await readUntil(() => page.evaluate('document.activeElement?.id') as Promise<string | null>, id)).toBe(id);
 }
 
 /** Serious and critical axe findings on the page as it is now, as readable lines. */
@@ -63,15 +66,7 @@ async function accessibilityProblems(page: Page): Promise<string[]> {
 }
 
 /** The field's value once it is `value`, or what it still is after 10 s. */
-async function waitForValue(field: Locator, value: string): Promise<string> {
-  const deadline = Date.now() + 10_000;
-  let current = await field.inputValue();
-  while (current !== value && Date.now() < deadline) {
-    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
-    current = await field.inputValue();
-  }
-  return current;
-}
+const waitForValue = (field: Locator, value: string): Promise<string> => readUntil(() => field.inputValue(), value);
 
 describe('the operator console in a browser', () => {
   let simulator: UpstreamSimulator;
