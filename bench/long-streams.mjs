@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayEnv } from './gateway-env.mjs';
 import { summarizeProfile, topShares } from './profile-summary.mjs';
-import { freePort, waitForPort } from './ports.mjs';
+import { freePort, getJson, waitForPort } from './ports.mjs';
 import { busyPercent, busySeconds, cpuTicks, groupCpu, mainThreadCpu, rssOf } from './proc-stats.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -285,13 +285,6 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-async function getJson(url, headers = {}) {
-  const response = await fetch(url, { headers });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`GET ${url}: ${response.status} ${text.slice(0, 200)}`);
-  return JSON.parse(text);
-}
-
 async function listening(proc, ...ports) {
   await Promise.race([
     Promise.all(ports.map((port) => waitForPort(port))),
@@ -512,8 +505,7 @@ function holdWatch(target, holdSeconds) {
   let startedAt = 0;
   const collect = async (name) => {
     const t = (Date.now() - startedAt) / 1000;
-    const response = await fetch(`${target.control}/memory/collect`, { method: 'POST' });
-    const heap = await response.json();
+    const heap = await getJson(`${target.control}/memory/collect`, { method: 'POST' });
     await sleep(1000);
     collected[name] = { at_s: round(t, 0), rss_mib: mib(rssOf(target.proc.pid)), heap_used_mib: mib(heap.heapUsed) };
   };

@@ -29,7 +29,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, onEarlyExit, waitForPort } from './ports.mjs';
+import { freePort, getJson, killOnExit, onEarlyExit, waitForPort } from './ports.mjs';
 import { gatewayEnv } from './gateway-env.mjs';
 import { Pool } from 'undici';
 
@@ -58,6 +58,7 @@ function rssOf(pid) {
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-memory-'));
 const children = [];
+killOnExit(children, dataDir);
 function start(args, env) {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
@@ -176,7 +177,7 @@ async function imageEdits() {
 
 if (opt['images-only']) {
   const images = await imageEdits();
-  const usage = await (await fetch(`http://127.0.0.1:${controlPort}/usage`)).json();
+  const usage = await getJson(`http://127.0.0.1:${controlPort}/usage`);
   await shutDown();
   console.log(JSON.stringify({ image_edits: images, usage_records: usage.records, failures }, null, 2));
   process.exit(failures === 0 && usage.records === images.calls ? 0 : 1);
@@ -245,7 +246,7 @@ const kinds = [
 ];
 let calls = 0;
 async function memoryNow(collect = false) {
-  const heap = await (await fetch(`http://127.0.0.1:${controlPort}/memory${collect ? '/collect' : ''}`, { method: collect ? 'POST' : 'GET' })).json();
+  const heap = await getJson(`http://127.0.0.1:${controlPort}/memory${collect ? '/collect' : ''}`, { method: collect ? 'POST' : 'GET' });
   if (collect) await sleep(1000); // the sweeper gives the pages back
   const reading = {
     rss_mib: mib(rssOf(gateway.pid)),
@@ -301,7 +302,7 @@ await mixedLoad(Number(opt.minutes) * 60_000, async (elapsedMs) => {
 await sleep(2000);
 const endOfLoad = rssOf(gateway.pid);
 const atEnd = await settled(`${opt.minutes} min of load (${calls - warmCalls} calls; ${mib(endOfLoad)} MiB when it stopped)`);
-const usage = await (await fetch(`http://127.0.0.1:${controlPort}/usage`)).json();
+const usage = await getJson(`http://127.0.0.1:${controlPort}/usage`);
 
 await shutDown();
 

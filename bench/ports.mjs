@@ -1,6 +1,22 @@
-// Ports for the bench scripts' own processes, on 127.0.0.1, and those processes' early exits.
+// Ports for the bench scripts' own processes, on 127.0.0.1, those processes' early exits, and
+// their JSON answers.
+import fs from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+
+/**
+ * The JSON answer of one of the bench's own processes (the gateway's control port, the
+ * simulator's stats, an admin read), without a time limit: `/usage` writes and audits every
+ * record of the run first, minutes on the embedded database after millions of calls, past
+ * undici's default 300 s for the headers. Anything but 200 throws.
+ */
+export async function getJson(url, { method = 'GET', headers = {} } = {}) {
+  const response = await request(url, { method, headers, headersTimeout: 0, bodyTimeout: 0 });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`${method} ${url}: ${response.statusCode} ${text.slice(0, 200)}`);
+  return JSON.parse(text);
+}
 
 /** A port that was free a moment ago. */
 export function freePort() {
@@ -40,4 +56,16 @@ export function onEarlyExit(child, handle) {
   return () => {
     stopping = true;
   };
+}
+
+/**
+ * When this script exits, however it exits (an error it did not catch included), kills the
+ * processes it started that still run and removes `folder`: a failed run leaves no gateway
+ * behind to load the machine.
+ */
+export function killOnExit(children, folder) {
+  process.once('exit', () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (folder) fs.rmSync(folder, { recursive: true, force: true });
+  });
 }

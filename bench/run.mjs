@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { gatewayEnv as gatewayEnvOf } from './gateway-env.mjs';
+import { getJson } from './ports.mjs';
 import { busyPercent, busySeconds, cpuTicks, groupCpu, mainThreadCpu, ownCpu } from './proc-stats.mjs';
 import { judge, targetsTable } from './targets.mjs';
 import { probeFirstBytes } from './ttfb.mjs';
@@ -263,12 +264,6 @@ async function waitForPort(port, proc, timeoutMs = 60_000) {
   }
   throw new Error(`${proc.name} did not listen on ${port} within ${timeoutMs / 1000} s; see ${LOGS}/${proc.name}.log`);
 }
-async function getJson(url, headers = {}) {
-  const response = await request(url, { headers });
-  const text = await response.body.text();
-  if (response.statusCode !== 200) throw new Error(`GET ${url}: ${response.statusCode} ${text.slice(0, 200)}`);
-  return JSON.parse(text);
-}
 
 // ------------------------------------------------------------------ checks
 function sseEvents(text) {
@@ -488,7 +483,7 @@ async function main() {
   const listening = { 'bare-proxy': [barePort, bare], 'stack-floor': [floorPort, floor], gateway: [gatewayPort, gateway] };
   const targets = TARGETS.map((t) => ({ ...t, url: `http://127.0.0.1:${listening[t.name][0]}`, proc: listening[t.name][1] }));
   const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
-  const spentBefore = (await getJson(`http://127.0.0.1:${gatewayPort}/admin/owners/bench`, adminHeaders)).spent;
+  const spentBefore = (await getJson(`http://127.0.0.1:${gatewayPort}/admin/owners/bench`, { headers: adminHeaders })).spent;
   log(
     `simulator :${mockPort}, bare proxy :${barePort}, ${floor ? `stack floor :${floorPort}, ` : ''}gateway :${gatewayPort} (${opt['database-url'] ? 'PostgreSQL' : 'embedded database'}); load generator ${LOADGEN}; ${PIN ? `pinned: harness CPU ${HARNESS_CPU}, target CPU ${TARGET_CPU}` : 'not pinned'}`,
   );
@@ -573,7 +568,7 @@ async function main() {
   await sleep(500);
   const usage = await getJson(`http://127.0.0.1:${controlPort}/usage`);
   const vendor = await getJson(`${mockUrl}/stats`);
-  const spentAfter = (await getJson(`http://127.0.0.1:${gatewayPort}/admin/owners/bench`, adminHeaders)).spent;
+  const spentAfter = (await getJson(`http://127.0.0.1:${gatewayPort}/admin/owners/bench`, { headers: adminHeaders })).spent;
   const calls = vendor.by_key[VENDOR_KEY] ?? 0;
   const usageReport = {
     records: usage.records,

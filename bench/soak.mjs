@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { freePort, waitForPort } from './ports.mjs';
+import { freePort, getJson, killOnExit, waitForPort } from './ports.mjs';
 import { gatewayEnv } from './gateway-env.mjs';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -35,6 +35,7 @@ const rssOf = (pid) => Number(/^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-soak-'));
 const children = [];
+killOnExit(children, dataDir);
 function start(args, env) {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
@@ -127,7 +128,7 @@ const ticker = (async () => {
 })();
 await Promise.all([...Array.from({ length: Number(opt.concurrency) }, (_, index) => worker(index)), ticker]);
 
-const usage = await (await fetch(`http://127.0.0.1:${controlPort}/usage`)).json();
+const usage = await getJson(`http://127.0.0.1:${controlPort}/usage`);
 for (const child of children) child.kill('SIGTERM');
 await client.close();
 await sleep(1000);
