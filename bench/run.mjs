@@ -20,6 +20,7 @@ import { request } from 'undici';
 import { gatewayEnv as gatewayEnvOf } from './gateway-env.mjs';
 import { getJson } from './ports.mjs';
 import { busyPercent, busySeconds, cpuTicks, groupCpu, mainThreadCpu, ownCpu } from './proc-stats.mjs';
+import { longStreamsArgs } from './long-run.mjs';
 import { judge, targetsTable } from './targets.mjs';
 import { probeFirstBytes } from './ttfb.mjs';
 
@@ -49,6 +50,11 @@ const HELP = `Usage: npm run bench [-- options]     (or: node bench/run.mjs [opt
   --loadgen auto|wrk|autocannon    (auto: wrk when installed)
   --pin auto|on|off      taskset: load generator, simulator and runner on one CPU, the target on
                          another (auto: when taskset exists and 2+ CPUs are allowed)
+  --no-long              leave out the long-stream scenarios that follow the table (bench/long-streams.mjs,
+                         about 20 minutes: 5,000 chat and messages streams, 2,000 translated, the
+                         RSS slope, the default pool; with this run's --database-url, --data-dir and
+                         --pin, results in <out>/long-streams). --quick and --scenarios leave them
+                         out unless --long
   --out DIR              results folder (default bench/results/<timestamp>)
   -h, --help
 `;
@@ -61,7 +67,8 @@ const { values: opt } = parseArgs({
     duration: { type: 'string' },
     reps: { type: 'string' },
     warmup: { type: 'string' },
-    scenarios: { type: 'string', default: 'chat-c1,chat-c64,chat-sse-c64,messages-sse-c64,translated-sse-c64' },
+    scenarios: { type: 'string' },
+    long: { type: 'boolean' },
     'database-url': { type: 'string' },
     floor: { type: 'boolean', default: true },
     'data-dir': { type: 'string' },
@@ -108,7 +115,7 @@ const KINDS = {
   'messages-sse': { label: 'messages SSE', stream: true },
   'translated-sse': { label: 'responses→messages SSE', stream: true },
 };
-const SCENARIOS = opt.scenarios
+const SCENARIOS = (opt.scenarios ?? 'chat-c1,chat-c64,chat-sse-c64,messages-sse-c64,translated-sse-c64')
   .split(',')
   .map((s) => s.trim())
   .filter(Boolean)
@@ -764,5 +771,14 @@ try {
 } finally {
   await stopAll();
   if (!opt['data-dir']) fs.rmSync(path.join(OUT, 'data'), { recursive: true, force: true });
+}
+// The long streams run on a quiet machine: after this run's processes have stopped, with the
+// CPUs this run started with (it pinned itself to the harness CPU; they pin their own).
+const longArgs = longStreamsArgs(opt, OUT);
+if (longArgs) {
+  if (PIN) spawnSync('taskset', ['-a', '-p', '-c', CPUS.join(','), String(process.pid)], { stdio: 'ignore' });
+  log(`long streams: node bench/long-streams.mjs ${longArgs.join(' ')}`);
+  const long = spawnSync(process.execPath, [path.join(BENCH_DIR, 'long-streams.mjs'), ...longArgs], { stdio: 'inherit' });
+  code = Math.max(code, long.status ?? 1);
 }
 process.exit(code);
