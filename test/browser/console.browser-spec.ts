@@ -54,6 +54,20 @@ async function expectFocused(page: Page, field: Locator): Promise<void> {
   expect(await readUntil(() => page.evaluate('document.activeElement?.id') as Promise<string | null>, id)).toBe(id);
 }
 
+/**
+ * Opens an item's edit form by its row's Edit button, once the form has moved the focus into
+ * itself (to its first field, after rendering). Typed before that, text could land in the field
+ * the form then focuses: Playwright's `fill` focuses and selects the field, then inserts the text
+ * into whatever has the focus.
+ */
+async function openEdit(page: Page, kind: 'model' | 'line', id: string): Promise<Locator> {
+  const name = `Edit ${kind} ${id}`;
+  await page.getByRole('button', { name }).click();
+  const focusedForm = () => page.evaluate("document.activeElement?.closest('form')?.getAttribute('aria-label') ?? null") as Promise<string | null>;
+  expect(await readUntil(focusedForm, name)).toBe(name);
+  return page.getByRole('form', { name });
+}
+
 /** Serious and critical axe findings on the page as it is now, as readable lines. */
 async function accessibilityProblems(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
@@ -359,8 +373,7 @@ describe('the operator console in a browser', () => {
 
   it("edits a model's price, and the next call is billed at it", async () => {
     await open(page, 'Models and lines');
-    await page.getByRole('button', { name: 'Edit model chat-model' }).click();
-    const form = page.getByRole('form', { name: 'Edit model chat-model' });
+    const form = await openEdit(page, 'model', 'chat-model');
     let row = 1;
     while ((await form.getByLabel(`Price name ${row}`, { exact: true }).inputValue()) !== 'output_tokens') row += 1;
     await form.getByLabel(`Amount of price ${row}`, { exact: true }).fill('20');
@@ -381,8 +394,7 @@ describe('the operator console in a browser', () => {
   it("gives a model a long-context price tier in its tiers' JSON, and a long call is billed at it for the whole call", async () => {
     await open(page, 'Models and lines');
     const editTiers = async (tiers: string, version: number) => {
-      await page.getByRole('button', { name: 'Edit model chat-model' }).click();
-      const form = page.getByRole('form', { name: 'Edit model chat-model' });
+      const form = await openEdit(page, 'model', 'chat-model');
       const field = form.getByLabel('Price tiers (JSON)', { exact: true });
       await field.fill(tiers);
       if (version === 3) await photograph('model-tiers-form', field);
@@ -480,8 +492,7 @@ describe('the operator console in a browser', () => {
   });
 
   it("shows a weighted model's lines and retries again in its edit form, and clears them back to plain lines", async () => {
-    await page.getByRole('button', { name: 'Edit model weighted-model' }).click();
-    const form = page.getByRole('form', { name: 'Edit model weighted-model' });
+    const form = await openEdit(page, 'model', 'weighted-model');
     const lines = form.getByRole('group', { name: 'Lines' });
     const attempts = form.getByLabel('Retry attempts');
     expect(await waitForValue(lines.getByLabel('Weight of line-a'), '3')).toBe('3');
@@ -798,8 +809,7 @@ describe('the operator console in a browser', () => {
     await add.getByRole('button', { name: 'Add line' }).click();
     await page.getByText('Line browser-line added.').waitFor();
 
-    await page.getByRole('button', { name: 'Edit line browser-line' }).click();
-    const edit = page.getByRole('form', { name: 'Edit line browser-line' });
+    const edit = await openEdit(page, 'line', 'browser-line');
     await edit.getByLabel('Timeout (ms)').waitFor();
     const behindItsBack = await fetch(`${gateway.url}/admin/upstreams/browser-line`, {
       method: 'PATCH',
