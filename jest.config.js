@@ -33,5 +33,10 @@ module.exports = {
     ],
   },
   testTimeout: 30000,
+  // `npm run jest` starts Node with --no-wasm-code-gc, which the workers inherit. A worker opens
+  // and closes hundreds of embedded databases (PGlite, WebAssembly, each in a thread of its
+  // own), and freeing their unused code from several threads can trip a check in Node 24's V8
+  // (`jit_page_->allocations_.erase(addr) == 1` in ThreadIsolation::UnregisterWasmAllocation)
+  // and kill the worker. Without the code collector a module's code is freed with the module.
   maxWorkers: 2,
 };

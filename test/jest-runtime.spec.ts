@@ -3,7 +3,8 @@ import { Agent } from 'undici';
 
 /**
  * The test runtime of `npm test` (test/jest/): files run in Node's own realm, packages come from
- * Node's require (kept for the worker's next files), and fake timers are refused there.
+ * Node's require (kept for the worker's next files), fake timers are refused there, and the
+ * workers run without V8's WebAssembly code collector.
  */
 describe('the test runtime', () => {
   it("runs a test file in Node's own realm", () => {
@@ -18,5 +19,9 @@ describe('the test runtime', () => {
 
   it("refuses fake timers, naming the sandbox's docblock", () => {
     expect(() => jest.useFakeTimers()).toThrow(/@jest-environment node/);
+  });
+
+  it("runs without V8's WebAssembly code collector (jest.config.js says why)", () => {
+    expect(process.execArgv).toContain('--no-wasm-code-gc');
   });
 });
