@@ -2,6 +2,7 @@ import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@n
 import { DataSource } from 'typeorm';
 import type { DatabaseSettings } from '../config/settings/database.settings';
 import { openDataSource } from './data-source';
+import { EmbeddedStatistics } from './embedded-statistics.service';
 
 @Global()
 @Module({})
@@ -11,7 +12,7 @@ export class DatabaseModule implements OnApplicationShutdown {
   static forRoot(settings: DatabaseSettings): DynamicModule {
     return {
       module: DatabaseModule,
-      providers: [{ provide: DataSource, useFactory: () => openDataSource(settings) }],
+      providers: [{ provide: DataSource, useFactory: () => openDataSource(settings) }, EmbeddedStatistics],
       exports: [DataSource],
     };
   }

@@ -23,10 +23,7 @@ export interface TestDatabase {
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.TEST_DATABASE_URL;
-  if (!serverUrl) {
-    const embedded = await openEmbeddedDatabase(undefined, { image: await migratedImage() });
-    return { settings: { dataDir: 'memory', embedded }, drop: () => embedded.close() };
-  }
+  if (!serverUrl) return createEmbeddedTestDatabase();
   const name = `gateway_test_${randomBytes(6).toString('hex')}`;
   await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(serverUrl);
@@ -35,6 +32,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     settings: { url: url.toString(), dataDir: 'memory', poolSize: 5 },
     drop: () => withClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
+}
+
+/** An embedded database, migrated, in memory, also under `npm run test:pg` (for what only the embedded engine does). */
+export async function createEmbeddedTestDatabase(): Promise<TestDatabase> {
+  const embedded = await openEmbeddedDatabase(undefined, { image: await migratedImage() });
+  return { settings: { dataDir: 'memory', embedded }, drop: () => embedded.close() };
 }
 
 async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
