@@ -59,11 +59,17 @@ export function onEarlyExit(child, handle) {
 }
 
 /**
- * When this script exits, however it exits (an error it did not catch included), kills the
- * processes it started that still run and removes `folder`: a failed run leaves no gateway
- * behind to load the machine.
+ * When this script exits, however it exits (an error it did not catch, SIGINT or SIGTERM
+ * included), kills the processes it started that still run and removes `folder`: a failed or
+ * stopped run leaves no gateway behind to load the machine.
  */
 export function killOnExit(children, folder) {
+  // A signal's default action ends the process without 'exit'; exiting from its handler emits it.
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ])
+    process.once(signal, () => process.exit(code));
   process.once('exit', () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     if (folder) fs.rmSync(folder, { recursive: true, force: true });
