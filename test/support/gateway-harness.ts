@@ -87,9 +87,32 @@ export class GatewayHarness {
   }
 
   async stop(): Promise<void> {
-    await this.app.close();
+    await stopStep('app.close()', () => this.app.close());
     if (!this.owned) return;
-    await this.simulator.stop();
-    await this.database.drop();
+    await stopStep('simulator.stop()', () => this.simulator.stop());
+    await stopStep('database.drop()', () => this.database.drop());
+  }
+}
+
+/** How long a step of `stop` runs before it says so: a suite's hook gives up at 30 s. */
+const SLOW_STOP_MS = 10_000;
+
+/**
+ * One step of stopping a gateway. A step still running after SLOW_STOP_MS writes its name and
+ * what keeps the process busy to stderr (jest shows it beside the hook's timeout), so a stop
+ * that hangs names the part that hangs.
+ */
+async function stopStep(name: string, work: () => Promise<unknown>): Promise<void> {
+  const started = Date.now();
+  const watchdog = setTimeout(() => {
+    process.stderr.write(
+      `GatewayHarness.stop: ${name} still running after ${Date.now() - started} ms; active: ${process.getActiveResourcesInfo().join(', ')}\n`,
+    );
+  }, SLOW_STOP_MS);
+  watchdog.unref();
+  try {
+    await work();
+  } finally {
+    clearTimeout(watchdog);
   }
 }
