@@ -85,13 +85,25 @@ describe(EmbeddedStatistics.name, () => {
   it('lets a round in progress finish before the gateway stops, and starts none after', async () => {
     const statistics = new EmbeddedStatistics(dataSource, new SchedulerRegistry());
     const running = statistics.runOnce();
+    let finished = false;
+    void running.then(() => (finished = true));
     expect(statistics.runOnce()).toBe(running);
     await statistics.beforeApplicationShutdown();
-    await running;
+    expect(finished).toBe(true);
     const analysed = async () =>
       (await dataSource.query<Array<{ at: string | null }>>(`SELECT last_analyze::text AS at FROM pg_stat_user_tables WHERE relname = 'usage_record'`))[0].at;
     const before = await analysed();
     await statistics.runOnce();
     expect(await analysed()).toBe(before);
+  });
+
+  it('logs a round that failed and leaves the next to try again', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const failing = { options: { driver: {} }, query: () => Promise.reject(new Error('the embedded database is closed')) } as unknown as DataSource;
+    const statistics = new EmbeddedStatistics(failing, new SchedulerRegistry());
+    await expect(statistics.runOnce()).resolves.toBeUndefined();
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('planner statistics not updated: Error: the embedded database is closed'));
+    await expect(statistics.runOnce()).resolves.toBeUndefined();
+    expect(warn).toHaveBeenCalledTimes(2);
   });
 });
