@@ -65,11 +65,8 @@ export function onEarlyExit(child, handle) {
  */
 export function killOnExit(children, folder) {
   // A signal's default action ends the process without 'exit'; exiting from its handler emits it.
-  for (const [signal, code] of [
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-  ])
-    process.once(signal, () => process.exit(code));
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
   process.once('exit', () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     if (folder) fs.rmSync(folder, { recursive: true, force: true });
