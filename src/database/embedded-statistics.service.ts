@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
+import { Rounds } from '../common/rounds';
 import { isEmbedded } from './data-source';
 
 const FIRST_NAME = 'embedded-statistics-first';
@@ -22,13 +23,14 @@ const EVERY_MS = 3_600_000;
 @Injectable()
 export class EmbeddedStatistics implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('EmbeddedStatistics');
-  private round: Promise<void> | undefined;
-  private stopped = false;
+  private readonly rounds: Rounds<void>;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly scheduler: SchedulerRegistry,
-  ) {}
+  ) {
+    this.rounds = new Rounds(scheduler, INTERVAL_NAME, () => this.analyze(), undefined);
+  }
 
   onApplicationBootstrap(): void {
     if (!isEmbedded(this.dataSource)) return;
@@ -40,25 +42,19 @@ export class EmbeddedStatistics implements OnApplicationBootstrap, BeforeApplica
   /** The first round, a minute after start; it sets the hourly ones going. */
   firstRound(): void {
     if (this.scheduler.doesExist('timeout', FIRST_NAME)) this.scheduler.deleteTimeout(FIRST_NAME);
-    if (this.stopped) return;
+    if (this.rounds.isStopped) return;
     void this.runOnce();
-    const timer = setInterval(() => void this.runOnce(), EVERY_MS);
-    timer.unref();
-    this.scheduler.addInterval(INTERVAL_NAME, timer);
+    this.rounds.every(EVERY_MS);
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
+  beforeApplicationShutdown(): Promise<void> {
     if (this.scheduler.doesExist('timeout', FIRST_NAME)) this.scheduler.deleteTimeout(FIRST_NAME);
-    if (this.scheduler.doesExist('interval', INTERVAL_NAME)) this.scheduler.deleteInterval(INTERVAL_NAME);
-    await this.round;
+    return this.rounds.stop();
   }
 
   /** One round of `ANALYZE` over every table; rounds never overlap, and a failed one is logged and left to the next. */
   runOnce(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    this.round ??= this.analyze().finally(() => (this.round = undefined));
-    return this.round;
+    return this.rounds.run();
   }
 
   private async analyze(): Promise<void> {

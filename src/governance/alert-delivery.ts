@@ -3,6 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { createHmac } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
+import { Rounds } from '../common/rounds';
 import { ALERT_SETTINGS, AlertSettings } from '../config/settings/alerts.settings';
 import { returnedRows } from '../database/returned-rows';
 import { alertEventOf, STORED_ALERT_COLUMNS, StoredAlert, storedAlertOf, StoredAlertRecord } from './budget-alerts';
@@ -47,52 +48,37 @@ export function retryDelayMs(attempts: number): number {
 @Injectable()
 export class AlertDelivery implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('BudgetAlerts');
-  private round: Promise<number> | undefined;
-  /** A nudge came during a round, which may have claimed before the nudged alerts were committed. */
-  private again = false;
-  private stopped = false;
+  private readonly rounds: Rounds<number>;
   private failing = false;
   /** Sends since start by outcome, for the metrics. */
   readonly outcomes = { delivered: 0, failed: 0 };
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly scheduler: SchedulerRegistry,
+    scheduler: SchedulerRegistry,
     private readonly clock: Clock,
     @Inject(ALERT_SETTINGS) private readonly settings: AlertSettings,
-  ) {}
+  ) {
+    this.rounds = new Rounds(scheduler, INTERVAL_NAME, () => this.deliverDue(), 0);
+  }
 
   onApplicationBootstrap(): void {
-    if (!this.webhook()) return;
-    const timer = setInterval(() => void this.runOnce(), this.settings.deliveryIntervalMs);
-    timer.unref();
-    this.scheduler.addInterval(INTERVAL_NAME, timer);
+    if (this.webhook()) this.rounds.every(this.settings.deliveryIntervalMs);
   }
 
   /** Stops claiming and waits for the round under way, so no alert is left claimed and unsent. */
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.scheduler.doesExist('interval', INTERVAL_NAME)) this.scheduler.deleteInterval(INTERVAL_NAME);
-    await this.round;
+  beforeApplicationShutdown(): Promise<void> {
+    return this.rounds.stop();
   }
 
-  /** Alerts were fired: deliver them now rather than at the next interval. */
+  /** Alerts were fired: deliver them now rather than at the next interval (a round under way may have claimed before they were committed). */
   nudge(): void {
-    if (this.round) this.again = true;
-    else void this.runOnce();
+    this.rounds.nudge();
   }
 
   /** One round; rounds never overlap. Resolves to how many alerts it claimed, whether the database answered or not. */
   runOnce(): Promise<number> {
-    const webhook = this.webhook();
-    if (this.stopped || !webhook) return Promise.resolve(0);
-    this.round ??= this.deliverDue(webhook).finally(() => {
-      this.round = undefined;
-      if (!this.again) return;
-      this.again = false;
-      void this.runOnce();
-    });
-    return this.round;
+    return this.rounds.run();
   }
 
   private webhook(): { url: string; secret: string } | undefined {
@@ -100,7 +86,9 @@ export class AlertDelivery implements OnApplicationBootstrap, BeforeApplicationS
     return url && secret ? { url, secret } : undefined;
   }
 
-  private async deliverDue(webhook: { url: string; secret: string }): Promise<number> {
+  private async deliverDue(): Promise<number> {
+    const webhook = this.webhook();
+    if (!webhook) return 0;
     let claimed: StoredAlert[];
     try {
       claimed = await this.claimDue();

@@ -3,6 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
+import { Rounds } from '../common/rounds';
 import { RATE_LIMIT_SETTINGS, RateLimitSettings } from '../config/settings/limits.settings';
 import { LimitedSubject, RateLimiter } from './rate-limiter';
 import { minuteOf } from './sliding-minute';
@@ -30,8 +31,7 @@ export class RateLimitSync implements OnApplicationBootstrap, BeforeApplicationS
   private readonly logger = new Logger('RateLimits');
   /** This process in `rate_in_flight`. */
   private readonly replica = randomUUID();
-  private round: Promise<void> | undefined;
-  private stopped = false;
+  private readonly rounds: Rounds<void>;
   private failing = false;
   private lastCleanMinute = 0;
   /** Set once this replica wrote rows of calls under way, which it removes when it stops. */
@@ -40,32 +40,27 @@ export class RateLimitSync implements OnApplicationBootstrap, BeforeApplicationS
   constructor(
     private readonly dataSource: DataSource,
     private readonly limiter: RateLimiter,
-    private readonly scheduler: SchedulerRegistry,
+    scheduler: SchedulerRegistry,
     private readonly clock: Clock,
     @Inject(RATE_LIMIT_SETTINGS) private readonly settings: RateLimitSettings,
-  ) {}
+  ) {
+    this.rounds = new Rounds(scheduler, INTERVAL_NAME, () => this.sync(), undefined);
+  }
 
   onApplicationBootstrap(): void {
     this.limiter.usePrimer((subjects) => this.prime(subjects));
-    if (this.settings.syncIntervalMs <= 0) return;
-    const timer = setInterval(() => void this.runOnce(), this.settings.syncIntervalMs);
-    timer.unref();
-    this.scheduler.addInterval(INTERVAL_NAME, timer);
+    if (this.settings.syncIntervalMs > 0) this.rounds.every(this.settings.syncIntervalMs);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.scheduler.doesExist('interval', INTERVAL_NAME)) this.scheduler.deleteInterval(INTERVAL_NAME);
-    await this.round;
+    await this.rounds.stop();
     // The others stop counting this replica's calls at once.
     if (this.sharedInFlight) await this.dataSource.query('DELETE FROM rate_in_flight WHERE replica = $1', [this.replica]).catch(() => undefined);
   }
 
   /** One round; rounds never overlap. Resolves when it is over, whether the database answered or not. */
   runOnce(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    this.round ??= this.sync().finally(() => (this.round = undefined));
-    return this.round;
+    return this.rounds.run();
   }
 
   /**

@@ -2,6 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
+import { Rounds } from '../common/rounds';
 import { USAGE_RETENTION_SETTINGS, UsageRetentionSettings } from '../config/settings/metering.settings';
 
 const INTERVAL_NAME = 'usage-retention';
@@ -18,38 +19,34 @@ const PAUSE_MS = 20;
 @Injectable()
 export class UsageRetention implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('UsageRetention');
-  private round: Promise<number> | undefined;
-  private stopped = false;
+  private readonly rounds: Rounds<number>;
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly scheduler: SchedulerRegistry,
+    scheduler: SchedulerRegistry,
     private readonly clock: Clock,
     @Inject(USAGE_RETENTION_SETTINGS) private readonly settings: UsageRetentionSettings,
-  ) {}
+  ) {
+    this.rounds = new Rounds(scheduler, INTERVAL_NAME, () => this.deleteExpired(), 0);
+  }
 
   onApplicationBootstrap(): void {
     if (this.settings.days <= 0 || this.settings.intervalMs <= 0) return;
-    const timer = setInterval(() => void this.runOnce(), this.settings.intervalMs);
-    timer.unref();
-    this.scheduler.addInterval(INTERVAL_NAME, timer);
+    this.rounds.every(this.settings.intervalMs);
     void this.runOnce();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.scheduler.doesExist('interval', INTERVAL_NAME)) this.scheduler.deleteInterval(INTERVAL_NAME);
-    await this.round?.catch(() => undefined);
+  beforeApplicationShutdown(): Promise<void> {
+    return this.rounds.stop();
   }
 
   /** One round: deletes every record past the period; resolves to how many. Rounds never overlap. */
   runOnce(): Promise<number> {
-    if (this.stopped || this.settings.days <= 0) return Promise.resolve(0);
-    this.round ??= this.deleteExpired().finally(() => (this.round = undefined));
-    return this.round;
+    return this.rounds.run();
   }
 
   private async deleteExpired(): Promise<number> {
+    if (this.settings.days <= 0) return 0;
     const cutoff = new Date(this.clock.now() - this.settings.days * DAY_MS);
     let total = 0;
     try {
@@ -63,7 +60,7 @@ export class UsageRetention implements OnApplicationBootstrap, BeforeApplication
           [cutoff, this.settings.batchSize],
         );
         total += deleted;
-        if (deleted < this.settings.batchSize || this.stopped) break;
+        if (deleted < this.settings.batchSize || this.rounds.isStopped) break;
         await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
       }
       await this.deletePastPeriods(cutoff);

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Clock } from '../common/clock';
+import { Rounds } from '../common/rounds';
 import { VIDEO_SETTINGS, VideoSettings } from '../config/settings/video.settings';
 import { VideoTaskService } from './video-task.service';
 import { VideoTaskStore } from './video-task.store';
@@ -19,36 +20,30 @@ const INTERVAL_NAME = 'video-task-reconciler';
 @Injectable()
 export class VideoReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('VideoReconciler');
-  private round: Promise<number> | undefined;
-  private stopped = false;
+  private readonly rounds: Rounds<number>;
 
   constructor(
     private readonly store: VideoTaskStore,
     private readonly tasks: VideoTaskService,
-    private readonly scheduler: SchedulerRegistry,
+    scheduler: SchedulerRegistry,
     private readonly clock: Clock,
     @Inject(VIDEO_SETTINGS) private readonly settings: VideoSettings,
-  ) {}
+  ) {
+    this.rounds = new Rounds(scheduler, INTERVAL_NAME, () => this.claimAndFollow(), 0);
+  }
 
   onApplicationBootstrap(): void {
-    if (this.settings.reconcileIntervalMs <= 0) return;
-    const timer = setInterval(() => void this.runOnce(), this.settings.reconcileIntervalMs);
-    timer.unref();
-    this.scheduler.addInterval(INTERVAL_NAME, timer);
+    if (this.settings.reconcileIntervalMs > 0) this.rounds.every(this.settings.reconcileIntervalMs);
   }
 
   /** Stops claiming and waits for the round under way, so no claimed task is left half-done. */
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.scheduler.doesExist('interval', INTERVAL_NAME)) this.scheduler.deleteInterval(INTERVAL_NAME);
-    await this.round?.catch(() => undefined);
+  beforeApplicationShutdown(): Promise<void> {
+    return this.rounds.stop();
   }
 
   /** One round: claims the due tasks and looks at each; resolves to how many it claimed. Rounds never overlap. */
   runOnce(): Promise<number> {
-    if (this.stopped) return Promise.resolve(0);
-    this.round ??= this.claimAndFollow().finally(() => (this.round = undefined));
-    return this.round;
+    return this.rounds.run();
   }
 
   private async claimAndFollow(): Promise<number> {
