@@ -406,6 +406,34 @@ describe('video task settlement', () => {
     });
   });
 
+  // Rule: spend is the sum of the records. A task whose submit request id has a record already
+  // (no path of the gateway writes one for a confirmed task) is settled with that record left as
+  // it is and none of its cost added, as the usage writer does for a record it skips.
+  describe('a task whose submit request id has a usage record already', () => {
+    const { gateway, clock } = withGateway(shared);
+
+    it('is settled and its reservation released, the record standing and the spend unchanged', async () => {
+      const before = await ownerMoney(gateway(), OWNER);
+      const task = await submit(gateway(), VENDOR_C, cTextBody(5));
+      const row = await taskRow(gateway(), task.taskId);
+      await gateway().dataSource.query(
+        `INSERT INTO usage_record (request_id, key_id, owner_id, model, interface, status, error_code, stream, cost_nano, started_at, duration_ms)
+         VALUES ($1, $2, $3, 'video-c', 'video_c', 502, 'upstream_failed', false, 0, $4, 1)`,
+        [task.requestId, row.key_id, OWNER, new Date(clock().now())],
+      );
+
+      gateway().simulator.video.succeed(task.upstreamId, { output_seconds: 5 });
+      await untilDue(gateway(), clock(), task);
+      expect(await round(gateway())).toBe(1);
+
+      const settled = await taskRow(gateway(), task.taskId);
+      expect(settled.settled_at).not.toBeNull();
+      expect(BigInt(settled.cost_nano)).toBe(cTextCost(5));
+      expect(await gateway().usageRecord(task.requestId)).toMatchObject({ status: 502, errorCode: 'upstream_failed', costNano: 0n });
+      expect(await ownerMoney(gateway(), OWNER)).toEqual(before);
+    });
+  });
+
   // Rule: tasks are polled with back-off: the first look after the first delay, then each wait
   // twice the last, capped at 8 s; a task is not polled before it is due.
   describe('polling back-off', () => {

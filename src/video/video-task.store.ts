@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { returnedRows } from '../database/returned-rows';
 import { fireAlerts, lockedKeyBalance, lockedOwnerBalance, lockStanding, moveTaskMoney, Moved, movedOf } from '../metering/budget-ledger';
@@ -59,6 +59,8 @@ export interface Refused {
  */
 @Injectable()
 export class VideoTaskStore {
+  private readonly logger = new Logger('VideoTasks');
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly clock: Clock,
@@ -170,6 +172,8 @@ export class VideoTaskStore {
    * Ends the task, exactly once: marks it settled, releases its reservation, adds its cost to
    * the owner's spend and writes its usage record under the submit's request id, in one
    * transaction. Undefined when the task was settled already (by this or another replica).
+   * Spend follows the records: should that request id have a record already, it stands and the
+   * task's cost is not added (logged), as the usage writer adds no spend for a record it skips.
    */
   settle(task: VideoTask, entry: SettlementEntry): Promise<Moved | undefined> {
     return this.dataSource
@@ -184,31 +188,40 @@ export class VideoTaskStore {
         if (!row) return undefined;
         const sheet = entry.priceSheet === null ? undefined : namedSheet(entry.priceSheet);
         if (sheet) await manager.query(storeSheetsSql(1), [sheet.id, sheet.pricing]);
-        await manager.query(
-          `INSERT INTO usage_record (request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to,
+        const stored = returnedRows<unknown>(
+          await manager.query(
+            `INSERT INTO usage_record (request_id, client_request_id, key_id, owner_id, model, interface, line, translated_to,
            status, error_code, stream, usage, cost_nano, started_at, duration_ms, upstream_headers_ms, tags, end_user, price_sheet, price_basis)
          VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 200, $8, false, $9, $10, $11, $12, NULL, $13, $14, $15, $16)
-         ON CONFLICT (request_id) DO NOTHING`,
-          [
-            task.submitRequestId,
-            task.clientRequestId,
-            task.keyId,
-            task.ownerId,
-            task.model,
-            task.interface,
-            task.line,
-            entry.errorCode,
-            entry.figures ? JSON.stringify(entry.figures) : null,
-            entry.costNano.toString(),
-            task.submittedAt,
-            Math.max(0, entry.settledAt.getTime() - task.submittedAt.getTime()),
-            task.tags,
-            task.endUser,
-            sheet?.id ?? null,
-            sheet && entry.priceBasis ? JSON.stringify(entry.priceBasis) : null,
-          ],
+         ON CONFLICT (request_id) DO NOTHING RETURNING 1`,
+            [
+              task.submitRequestId,
+              task.clientRequestId,
+              task.keyId,
+              task.ownerId,
+              task.model,
+              task.interface,
+              task.line,
+              entry.errorCode,
+              entry.figures ? JSON.stringify(entry.figures) : null,
+              entry.costNano.toString(),
+              task.submittedAt,
+              Math.max(0, entry.settledAt.getTime() - task.submittedAt.getTime()),
+              task.tags,
+              task.endUser,
+              sheet?.id ?? null,
+              sheet && entry.priceBasis ? JSON.stringify(entry.priceBasis) : null,
+            ],
+          ),
         );
-        return this.moveMoney(manager, task, BigInt(row.reserved_nano), entry.costNano);
+        if (stored.length === 0) {
+          this.logger.warn({
+            msg: `video task ${task.id}: its submit's request id has a usage record already, which stands; the task's cost of ${entry.costNano} nano is not added to the spend`,
+            request_id: task.submitRequestId,
+            task_id: task.id,
+          });
+        }
+        return this.moveMoney(manager, task, BigInt(row.reserved_nano), stored.length > 0 ? entry.costNano : 0n);
       })
       .then((outcome) => this.alerted(outcome));
   }
