@@ -326,9 +326,9 @@ describe('video tasks', () => {
     });
 
     it.each([
-      ['refuses the credentials (403)', { status: 403 }, 502, 'upstream_failed'],
-      ['resets the connection', { kind: 'reset-before-headers' as const }, 502, 'upstream_failed'],
-    ])('a query whose upstream %s gives %s, and the task is kept', async (_, failure, status, code) => {
+      ['refuses the credentials (403)', 502, 'upstream_failed', { status: 403 }],
+      ['resets the connection', 502, 'upstream_failed', { kind: 'reset-before-headers' as const }],
+    ])('a query whose upstream %s gives %s %s, and the task is kept', async (_, status, code, failure) => {
       const id = (await submitC(VIDEO_KEYS.teamA1)).body.task_id as string;
       const upstream = gateway.simulator.video.last()!;
       gateway.simulator.failNext(`/v2/query/video_generation/${upstream.id}`, failure);
