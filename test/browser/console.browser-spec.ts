@@ -301,7 +301,12 @@ describe('the operator console in a browser', () => {
       await keyboard.keyboard.press('Enter');
       await tabTo('Owner id');
       await keyboard.keyboard.type('keyboard-team');
+      const createForm = keyboard.getByRole('form', { name: 'Create an owner' });
+      // Said here rather than as a missing row 30 s later: a submit without the id is stopped by
+      // the browser's own check of the required field, with no request and no console error.
+      expect(await createForm.getByLabel('Owner id').inputValue()).toBe('keyboard-team');
       await tabTo('Create owner');
+      expect(await keyboard.evaluate("document.activeElement?.closest('form')?.getAttribute('aria-label') ?? null")).toBe('Create an owner');
       await keyboard.keyboard.press('Enter');
       await keyboard.getByRole('cell', { name: 'keyboard-team' }).first().waitFor();
 
